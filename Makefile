@@ -1,0 +1,33 @@
+# Two commands on a fresh machine: `make demo` and `make test` (see README).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+
+.PHONY: install demo test lint typecheck bench clean
+
+$(PY) install: pyproject.toml scripts/setup.sh
+	VENV=$(VENV) bash scripts/setup.sh
+	@touch $(PY)
+
+install: $(PY)
+
+demo: $(PY)
+	HF_HUB_OFFLINE=1 $(BIN)/agentic-lsp demo
+
+# pytest exits 5 when it collects nothing: that is a failure here too.
+test: $(PY)
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -ra $(PYTEST_ARGS); \
+	  status=$$?; [ $$status -ne 5 ] || { echo "no tests were collected" >&2; exit 1; }; exit $$status
+
+lint: $(PY)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(PY)
+	$(BIN)/mypy
+
+bench: $(PY)
+	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/index_bench.py
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Create .venv and install agentic-lsp with its dev tools, offline-friendly.
+# torch is pinned first: torch==2.13.0 resolves to the CPU build; an unpinned torch pulled in
+# by sentence-transformers would fetch a multi-GB CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+VENV="${VENV:-.venv}"
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
+"$VENV/bin/python" -c "import torch" 2>/dev/null || "$VENV/bin/python" -m pip install --quiet "torch==2.13.0"
+"$VENV/bin/python" -m pip install --quiet -e ".[dev]"
+echo "agentic-lsp installed in $VENV" >&2

@@ -1,0 +1,3 @@
+from agentic_lsp.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,153 @@
+"""Command-line entry point: ``agentic-lsp serve | mcp | index | search | run | doctor | demo``.
+
+Heavy modules (torch, qdrant, langgraph) are imported inside the command that needs them, so
+``--help`` and ``doctor`` start fast. Every :class:`AgenticError` ends as a message plus the fix on
+stderr and exit status 2 — never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from agentic_lsp import __version__
+from agentic_lsp.errors import AgenticError
+from agentic_lsp.logs import configure_logging
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _workspace_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-w",
+        "--workspace",
+        type=Path,
+        default=Path.cwd(),
+        help="workspace root (default: current directory)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentic-lsp",
+        description="AI code intelligence for editors (LSP) and LLM clients (MCP).",
+    )
+    parser.add_argument("--version", action="version", version=f"agentic-lsp {__version__}")
+    parser.add_argument(
+        "--log-level",
+        default=None,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        type=str.upper,
+        help="log verbosity (default: the log_level setting, INFO)",
+    )
+    parser.add_argument("--log-file", default=None, help="write logs here instead of stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    serve = sub.add_parser("serve", help="run the LSP server over stdio (editors)")
+    _workspace_arg(serve)
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
+    serve.add_argument(
+        "--mcp-http", type=int, metavar="PORT", help="also serve MCP over HTTP on 127.0.0.1:PORT"
+    )
+    serve.set_defaults(handler=_cmd_serve)
+
+    mcp = sub.add_parser("mcp", help="run the MCP server over stdio (Claude Desktop/Code, …)")
+    _workspace_arg(mcp)
+    mcp.set_defaults(handler=_cmd_mcp)
+
+    index = sub.add_parser("index", help="index a workspace and print a summary")
+    index.add_argument("path", type=Path, nargs="?", default=Path.cwd(), help="workspace root")
+    index.add_argument("--no-embed", action="store_true", help="lexical + symbols only")
+    index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    index.set_defaults(handler=_cmd_index)
+
+    search = sub.add_parser("search", help="search an indexed workspace")
+    search.add_argument("query", help="what to look for (natural language or identifiers)")
+    _workspace_arg(search)
+    search.add_argument("--functions", action="store_true", help="two-phase: files → functions")
+    search.add_argument("-k", "--limit", type=int, default=10, help="results to show")
+    search.add_argument("--json", action="store_true", help="print results as JSON")
+    search.set_defaults(handler=_cmd_search)
+
+    run = sub.add_parser("run", help="run a workflow on a task and review the diff")
+    run.add_argument("task", nargs="?", help="what to do, in plain words")
+    _workspace_arg(run)
+    run.add_argument("--workflow", help="workflow name (default: the orchestrator picks)")
+    run.add_argument("--yes", action="store_true", help="accept the resulting changeset")
+    run.add_argument("--show-graph", action="store_true", help="print the plan as mermaid")
+    run.set_defaults(handler=_cmd_run)
+
+    doctor = sub.add_parser("doctor", help="check Ollama, models, store and grammars")
+    _workspace_arg(doctor)
+    doctor.set_defaults(handler=_cmd_doctor)
+
+    demo = sub.add_parser("demo", help="index a real sample codebase and search it, offline")
+    demo.add_argument("--path", type=Path, help="codebase to use (default: a bundled library)")
+    demo.set_defaults(handler=_cmd_demo)
+    return parser
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from agentic_lsp.commands import serve
+
+    return serve(args)
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from agentic_lsp.commands import mcp_stdio
+
+    return mcp_stdio(args)
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    from agentic_lsp.commands import index
+
+    return index(args)
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from agentic_lsp.commands import search
+
+    return search(args)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from agentic_lsp.commands import run
+
+    return run(args)
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from agentic_lsp.doctor import run_doctor
+
+    return run_doctor(args.workspace)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from agentic_lsp.demo import run_demo
+
+    return run_demo(args.path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(args.log_level or "INFO", args.log_file)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except AgenticError as exc:
+        print(f"agentic-lsp: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("agentic-lsp: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,268 @@
+"""Settings: one pydantic model, filled from layers.
+
+Precedence (later wins): built-in defaults < user config file (``~/.config/agentic-lsp/config.toml``)
+< workspace ``.agentic-lsp.toml`` (or ``[tool.agentic-lsp]`` in ``pyproject.toml``) < environment
+(``AGENTIC_LSP_SECTION__KEY``, ``OLLAMA_HOST``) < LSP ``initializationOptions``.
+
+Every leaf value remembers the layer it came from, so a validation error names the key *and* the
+file or variable to fix, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agentic_lsp.errors import ConfigError
+
+ENV_PREFIX = "AGENTIC_LSP_"
+WORKSPACE_FILE = ".agentic-lsp.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class IndexSettings(_Section):
+    max_file_bytes: int = Field(1_000_000, ge=1_000, description="Files larger are skipped.")
+    exclude: list[str] = Field(default_factory=list, description="Extra gitignore-style patterns.")
+    include_hidden: bool = False
+    redact_secrets: bool = True
+    store: Literal["edge", "qdrant"] = "edge"
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    embedding_model: str = Field(
+        "bundled:all-MiniLM-L6-v2",
+        description="'bundled:all-MiniLM-L6-v2' or a local sentence-transformers model folder.",
+    )
+    embedding_batch_size: int = Field(64, ge=1, le=4096)
+    file_top_k: int = Field(20, ge=1, le=1000)
+    function_top_k: int = Field(20, ge=1, le=1000)
+    watch: bool = True
+    debounce_ms: int = Field(150, ge=0, le=60_000)
+
+
+class LLMSettings(_Section):
+    provider: Literal["ollama", "llamacpp", "scripted"] = "ollama"
+    ollama_host: str = "http://127.0.0.1:11434"
+    model: str = Field("qwen2.5-coder:7b", description="Default model for every role.")
+    role_models: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float = Field(120.0, gt=0)
+    temperature: float = Field(0.1, ge=0, le=2)
+    gguf_path: str | None = None
+    script_path: str | None = None
+
+
+class ChangesSettings(_Section):
+    commit_on_accept: bool = True
+
+
+class MCPSettings(_Section):
+    http_host: str = "127.0.0.1"
+    http_port: int | None = Field(None, ge=0, le=65535)
+    allowed_origins: list[str] = Field(default_factory=list)
+    max_body_bytes: int = Field(1_000_000, ge=1_000)
+
+
+class WorkflowSettings(_Section):
+    test_command: str | None = None
+    test_timeout_s: float = Field(300.0, gt=0)
+    max_iterations: int = Field(3, ge=1, le=20)
+
+
+class Settings(_Section):
+    """All of agentic-lsp's settings. Unknown keys are errors (typos must not pass silently)."""
+
+    cache_dir: str | None = Field(None, description="Where index data lives (default: XDG cache).")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    index: IndexSettings = Field(default_factory=IndexSettings)  # type: ignore[arg-type]
+    llm: LLMSettings = Field(default_factory=LLMSettings)  # type: ignore[arg-type]
+    changes: ChangesSettings = Field(default_factory=ChangesSettings)
+    mcp: MCPSettings = Field(default_factory=MCPSettings)  # type: ignore[arg-type]
+    workflows: WorkflowSettings = Field(default_factory=WorkflowSettings)  # type: ignore[arg-type]
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+
+@dataclass
+class LoadedSettings:
+    """Validated settings plus where each value came from (for ``doctor`` and error messages)."""
+
+    settings: Settings
+    sources: dict[tuple[str, ...], str] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+    def source_of(self, *key: str) -> str:
+        return self.sources.get(tuple(key), "default")
+
+
+def user_config_path() -> Path:
+    override = os.environ.get(ENV_PREFIX + "CONFIG")
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_config_dir("agentic-lsp")) / "config.toml"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not valid TOML ({exc})", "fix the syntax at the line shown"
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})", "check permissions") from exc
+
+
+def workspace_layer(root: Path) -> tuple[dict[str, Any], Path | None]:
+    """The workspace's settings: ``.agentic-lsp.toml`` wins over ``[tool.agentic-lsp]``."""
+    own = root / WORKSPACE_FILE
+    if own.is_file():
+        return _read_toml(own), own
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        table = _read_toml(pyproject).get("tool", {}).get("agentic-lsp")
+        if isinstance(table, dict):
+            return table, pyproject
+    return {}, None
+
+
+def env_layer(environ: Mapping[str, str]) -> dict[str, Any]:
+    """``AGENTIC_LSP_LLM__MODEL=x`` -> ``{"llm": {"model": "x"}}``; ``OLLAMA_HOST`` too."""
+    out: dict[str, Any] = {}
+    host = environ.get("OLLAMA_HOST")
+    if host:
+        out.setdefault("llm", {})["ollama_host"] = _normalise_ollama_host(host)
+    for name, value in environ.items():
+        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
+            continue
+        parts = [p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p]
+        if not parts:
+            continue
+        node = out
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                break
+        else:
+            node[parts[-1]] = _parse_env_value(value)
+    return out
+
+
+def _normalise_ollama_host(host: str) -> str:
+    """Ollama accepts ``0.0.0.0:11434`` or ``host`` without a scheme; make it a URL."""
+    if "://" not in host:
+        host = "http://" + host
+    return host.rstrip("/")
+
+
+def _parse_env_value(value: str) -> Any:
+    """Lists come as JSON or comma-separated text; pydantic coerces scalars itself."""
+    stripped = value.strip()
+    if stripped.startswith(("[", "{")):
+        import json
+
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _merge(
+    base: dict[str, Any],
+    layer: Mapping[str, Any],
+    source: str,
+    sources: dict[tuple[str, ...], str],
+    prefix: tuple[str, ...] = (),
+) -> None:
+    for key, value in layer.items():
+        path = (*prefix, str(key))
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _merge(base[key], value, source, sources, path)
+        elif isinstance(value, Mapping) and key not in base:
+            base[key] = {}
+            _merge(base[key], value, source, sources, path)
+        else:
+            base[key] = value
+            sources[path] = source
+
+
+def _error_source(loc: tuple[Any, ...], sources: dict[tuple[str, ...], str]) -> str:
+    key = tuple(str(p) for p in loc)
+    while key:
+        if key in sources:
+            return sources[key]
+        key = key[:-1]
+    # An unknown *section* records its leaves only; find any leaf below it.
+    for path, src in sources.items():
+        if path[: len(loc)] == tuple(str(p) for p in loc):
+            return src
+    return "default"
+
+
+def load_settings(
+    workspace: Path | None = None,
+    *,
+    init_options: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    user_file: Path | None = None,
+) -> LoadedSettings:
+    """Build settings from every layer. Raises :class:`ConfigError` naming key and source."""
+    environ = os.environ if environ is None else environ
+    merged: dict[str, Any] = {}
+    sources: dict[tuple[str, ...], str] = {}
+    files: list[Path] = []
+
+    user_path = user_file or user_config_path()
+    if user_path.is_file():
+        _merge(merged, _read_toml(user_path), str(user_path), sources)
+        files.append(user_path)
+    if workspace is not None:
+        layer, path = workspace_layer(workspace)
+        if path is not None:
+            label = f"{path} [tool.agentic-lsp]" if path.name == "pyproject.toml" else str(path)
+            _merge(merged, layer, label, sources)
+            files.append(path)
+    _merge(merged, env_layer(environ), "environment", sources)
+    if init_options:
+        _merge(merged, dict(init_options), "initializationOptions", sources)
+
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, sources), "correct or remove the key shown") from None
+    return LoadedSettings(settings, sources, files)
+
+
+def _describe(exc: ValidationError, sources: dict[tuple[str, ...], str]) -> str:
+    lines = ["invalid configuration:"]
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        key = ".".join(str(p) for p in loc)
+        src = _error_source(loc, sources)
+        if src == "environment":
+            src = "environment variable " + ENV_PREFIX + "__".join(str(p).upper() for p in loc)
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        value = err.get("input")
+        shown = "" if err["type"] == "extra_forbidden" else f" (got {value!r})"
+        lines.append(f"  {key}: {msg}{shown} — from {src}")
+    return "\n".join(lines)
+
+
+def cache_root(settings: Settings) -> Path:
+    """Top of the index cache: ``cache_dir`` setting, else the XDG user cache dir."""
+    if settings.cache_dir:
+        return Path(settings.cache_dir).expanduser()
+    return Path(platformdirs.user_cache_dir("agentic-lsp"))

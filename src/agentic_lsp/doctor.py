@@ -1,0 +1,161 @@
+"""``agentic-lsp doctor``: check everything a user needs and print what to do about each problem.
+
+Each check returns a :class:`Check`; a failing check never stops the others. Exit status is 1 when
+any check failed (warnings do not count), so scripts can gate on it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentic_lsp import __version__
+from agentic_lsp.config import LoadedSettings, load_settings
+from agentic_lsp.errors import AgenticError
+
+OK, WARN, FAIL = "ok", "warn", "FAIL"
+GRAMMARS = (
+    "python",
+    "javascript",
+    "typescript",
+    "tsx",
+    "go",
+    "rust",
+    "java",
+    "c",
+    "cpp",
+    "csharp",
+    "ruby",
+    "php",
+    "markdown",
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str
+    detail: str
+    fix: str = ""
+
+
+def check_python() -> Check:
+    version = ".".join(map(str, sys.version_info[:3]))
+    if sys.version_info < (3, 11):
+        return Check("python", FAIL, version, "use Python 3.11 or newer")
+    return Check("python", OK, f"{version} ({sys.executable})")
+
+
+def check_config(workspace: Path) -> tuple[Check, LoadedSettings | None]:
+    try:
+        loaded = load_settings(workspace)
+    except AgenticError as exc:
+        return Check("config", FAIL, exc.message, exc.hint), None
+    files = ", ".join(str(p) for p in loaded.files) or "defaults only"
+    return Check("config", OK, files), loaded
+
+
+def check_ollama(loaded: LoadedSettings) -> Check:
+    llm = loaded.settings.llm
+    if llm.provider != "ollama":
+        return Check("ollama", OK, f"not used (llm.provider = {llm.provider})")
+    from agentic_lsp.llm.ollama_health import probe_ollama
+
+    probe = probe_ollama(llm.ollama_host, llm.model)
+    if not probe.reachable:
+        return Check("ollama", WARN, probe.problem + "; workflows need it", probe.fix)
+    if not probe.model_present:
+        return Check("ollama", WARN, probe.problem, probe.fix)
+    return Check("ollama", OK, f"{llm.ollama_host} v{probe.version}, model {llm.model} present")
+
+
+def check_embedder(loaded: LoadedSettings) -> Check:
+    from agentic_lsp.index.embedder import EmbedderUnavailable, load_embedder
+
+    started = time.perf_counter()
+    try:
+        embedder = load_embedder(loaded.settings.index.embedding_model)
+        vector = embedder.embed(["def parse(text): ..."])[0]
+    except EmbedderUnavailable as exc:
+        return Check("embeddings", FAIL, exc.message, exc.hint)
+    took = time.perf_counter() - started
+    return Check("embeddings", OK, f"{embedder.model_id}, dim {len(vector)}, loaded in {took:.1f}s")
+
+
+def check_grammars() -> Check:
+    from tree_sitter_language_pack import get_parser
+
+    missing = []
+    for name in GRAMMARS:
+        try:
+            get_parser(name)  # type: ignore[arg-type]
+        except Exception:  # a grammar that fails to load for any reason is "missing"
+            missing.append(name)
+    if missing:
+        return Check(
+            "grammars",
+            FAIL,
+            "cannot load: " + ", ".join(missing),
+            "reinstall: pip install --force-reinstall 'tree-sitter-language-pack<1'",
+        )
+    return Check("grammars", OK, f"{len(GRAMMARS)} bundled grammars load")
+
+
+def check_store(workspace: Path, loaded: LoadedSettings) -> Check:
+    from agentic_lsp.index.health import store_health
+
+    status, detail, fix = store_health(workspace, loaded.settings)
+    return Check("index store", status, detail, fix)
+
+
+def check_git(workspace: Path) -> Check:
+    import pygit2
+
+    try:
+        repo_path = pygit2.discover_repository(str(workspace))
+    except pygit2.GitError:
+        repo_path = None
+    libgit2 = pygit2.LIBGIT2_VERSION
+    if repo_path is None:
+        return Check("git", OK, f"libgit2 {libgit2}; {workspace} is not a git repo (no commits)")
+    return Check("git", OK, f"libgit2 {libgit2}; repo at {Path(repo_path).parent}")
+
+
+def _guarded(name: str, fn: Callable[[], Check]) -> Check:
+    try:
+        return fn()
+    except Exception as exc:  # the doctor reports, it does not crash
+        return Check(name, FAIL, f"check crashed: {type(exc).__name__}: {exc}", "report a bug")
+
+
+def run_checks(workspace: Path) -> list[Check]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    checks = [check_python()]
+    config_check, loaded = check_config(workspace)
+    checks.append(config_check)
+    if loaded is not None:
+        checks.append(_guarded("ollama", lambda: check_ollama(loaded)))
+        checks.append(_guarded("embeddings", lambda: check_embedder(loaded)))
+        checks.append(_guarded("index store", lambda: check_store(workspace, loaded)))
+    checks.append(_guarded("grammars", check_grammars))
+    checks.append(_guarded("git", lambda: check_git(workspace)))
+    return checks
+
+
+def run_doctor(workspace: Path) -> int:
+    workspace = workspace.resolve()
+    print(f"agentic-lsp {__version__} doctor — workspace {workspace}")
+    checks = run_checks(workspace)
+    width = max(len(c.name) for c in checks)
+    for check in checks:
+        print(f"[{check.status:^4}] {check.name:<{width}}  {check.detail}")
+        if check.fix:
+            print(f"       {'':<{width}}  fix: {check.fix}")
+    failed = [c for c in checks if c.status == FAIL]
+    warned = [c for c in checks if c.status == WARN]
+    print(f"{len(checks)} checks: {len(failed)} failed, {len(warned)} warnings")
+    return 1 if failed else 0

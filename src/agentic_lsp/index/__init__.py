@@ -1,0 +1,1 @@
+"""The workspace index: discovery, parsing, documents, embeddings, store, sync and search."""

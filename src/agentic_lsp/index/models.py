@@ -1,0 +1,81 @@
+"""Plain data the index passes around. No protocol types here (lsprotocol/mcp stay in adapters).
+
+Line numbers are 1-based and inclusive (what people read in "path:12-40"); columns are 0-based
+character offsets. Adapters convert to their protocol's conventions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class SkipReason(StrEnum):
+    IGNORED = "ignored"  # .gitignore / .agentic-lspignore / info/exclude / configured excludes
+    DEFAULT_EXCLUDE = "default-exclude"  # .git, node_modules, build outputs, venvs, lock files
+    SECRET = "secret"  # .env*, keys, certs, credential files
+    BINARY = "binary"
+    TOO_LARGE = "too-large"
+    MINIFIED = "minified"
+    SYMLINK_OUTSIDE = "symlink-outside"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True)
+class DiscoveredFile:
+    """A file accepted for indexing. ``rel_path`` is POSIX, relative to the workspace root."""
+
+    rel_path: str
+    size: int
+    mtime_ns: int
+    language: str | None  # tree-sitter language name, "markdown"/"rst"/"text" for docs, or None
+
+
+@dataclass
+class DiscoveryResult:
+    files: list[DiscoveredFile] = field(default_factory=list)
+    skipped: dict[SkipReason, int] = field(default_factory=dict)
+    skipped_examples: dict[SkipReason, list[str]] = field(default_factory=dict)
+
+    def skip(self, reason: SkipReason, rel_path: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        examples = self.skipped_examples.setdefault(reason, [])
+        if len(examples) < 5:
+            examples.append(rel_path)
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A definition found by tree-sitter: function, method, class, interface, struct, enum, …"""
+
+    name: str
+    qualname: str  # e.g. "Parser.parse" (parents joined with ".")
+    kind: str  # "function" | "method" | "class" | "interface" | "struct" | "enum" | "trait" | ...
+    start_line: int
+    end_line: int
+    name_line: int  # where the name itself is (for go-to-definition)
+    name_col: int
+    signature: str  # first line(s) of the definition up to the body, whitespace-collapsed
+    doc: str  # docstring or leading comment, stripped of comment markers
+    parent: str | None  # qualname of the enclosing symbol
+
+
+@dataclass
+class ParsedFile:
+    rel_path: str
+    language: str
+    symbols: list[Symbol] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)  # import statements' module names/text
+    module_doc: str = ""
+    has_errors: bool = False  # tree-sitter found ERROR/MISSING nodes; symbols are best-effort
+
+
+@dataclass(frozen=True)
+class DocSection:
+    """A section of a Markdown/RST/text document (for document-domain workflows)."""
+
+    rel_path: str
+    heading: str  # "Title > Subtitle" path of headings
+    start_line: int
+    end_line: int
+    text: str

@@ -1,0 +1,1 @@
+"""LLM providers (ollama default, llamacpp optional, scripted for tests and the offline demo)."""
