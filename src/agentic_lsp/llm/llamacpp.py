@@ -1,0 +1,146 @@
+"""A local GGUF model through ``llama-cpp-python`` (optional: ``pip install llama-cpp-python``).
+
+No server and no extra LangChain dependency: :class:`LlamaCppChatModel` wraps
+``llama_cpp.Llama.create_chat_completion`` in a small chat model. The GGUF file is loaded on first
+use (seconds for a small model) and kept; calls are serialised because a ``Llama`` instance is not
+thread-safe.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import ConfigDict, PrivateAttr
+
+from agentic_lsp.errors import ProviderError
+from agentic_lsp.llm.scripted import as_role_text
+
+INSTALL_HINT = "run `pip install llama-cpp-python` and set llm.gguf_path to a local .gguf file"
+
+
+def llama_cpp_available() -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def check_gguf(gguf_path: str | None) -> Path:
+    """The model file, or a ProviderError that says what to install or set."""
+    if not llama_cpp_available():
+        raise ProviderError("the llamacpp provider needs llama-cpp-python", INSTALL_HINT)
+    if not gguf_path:
+        raise ProviderError("llm.gguf_path is not set", INSTALL_HINT)
+    path = Path(gguf_path).expanduser()
+    if not path.is_file():
+        raise ProviderError(f"GGUF model file not found: {path}", INSTALL_HINT)
+    return path
+
+
+class LlamaCppChatModel(BaseChatModel):
+    """Chat completions from a GGUF file, in-process."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    gguf_path: str
+    temperature: float = 0.1
+    n_ctx: int = 4096
+    max_tokens: int = 1024
+    n_threads: int | None = None
+    _llama: Any = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "llamacpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"gguf_path": self.gguf_path, "n_ctx": self.n_ctx}
+
+    def describe(self) -> str:
+        return f"llamacpp {Path(self.gguf_path).name}"
+
+    def _model(self) -> Any:
+        if self._llama is None:
+            path = check_gguf(self.gguf_path)
+            import llama_cpp
+
+            try:
+                self._llama = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=self.n_ctx,
+                    n_threads=self.n_threads,
+                    verbose=False,
+                )
+            except (ValueError, RuntimeError) as exc:
+                raise ProviderError(
+                    f"llama.cpp cannot load {path} ({exc})",
+                    "check that the file is a complete GGUF model for this llama-cpp-python",
+                ) from None
+        return self._llama
+
+    def _request(self, messages: list[BaseMessage], stop: list[str] | None) -> dict[str, Any]:
+        return {
+            "messages": [{"role": r, "content": t} for r, t in as_role_text(messages)],
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "stop": stop or [],
+        }
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with self._lock:
+            out = self._model().create_chat_completion(**self._request(messages, stop))
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        message = AIMessage(
+            content=choice["message"].get("content") or "",
+            response_metadata={
+                "provider": "llamacpp",
+                "model_provider": "llamacpp",
+                "model_name": Path(self.gguf_path).name,
+                "finish_reason": choice.get("finish_reason"),
+            },
+            usage_metadata=UsageMetadata(
+                input_tokens=int(usage.get("prompt_tokens", 0)),
+                output_tokens=int(usage.get("completion_tokens", 0)),
+                total_tokens=int(usage.get("total_tokens", 0)),
+            ),
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        with self._lock:
+            parts = self._model().create_chat_completion(
+                **self._request(messages, stop), stream=True
+            )
+            for part in parts:
+                choice = part["choices"][0]
+                text = choice.get("delta", {}).get("content") or ""
+                meta = {"provider": "llamacpp", "finish_reason": choice["finish_reason"]}
+                chunk = ChatGenerationChunk(
+                    message=AIMessageChunk(
+                        content=text, response_metadata=meta if choice.get("finish_reason") else {}
+                    )
+                )
+                if run_manager:
+                    run_manager.on_llm_new_token(text, chunk=chunk)
+                yield chunk
