@@ -100,3 +100,23 @@ def load_embedder(spec: str = BUNDLED_MINILM, batch_size: int = 64) -> Embedder:
     embedder = Embedder(model, model_id, batch_size)
     log.info("embedding model %s loaded (dim %s)", model_id, embedder.dim)
     return embedder
+
+
+def model_dimension(spec: str = BUNDLED_MINILM) -> int:
+    """The model's output dimension read from its config files, without loading torch."""
+    import json
+
+    folder = _model_dir(spec)
+    dim = None
+    modules = folder / "modules.json"
+    if modules.is_file():
+        for module in json.loads(modules.read_text()):
+            cfg = folder / module.get("path", "") / "config.json"
+            if "Dense" in module.get("type", "") and cfg.is_file():
+                dim = json.loads(cfg.read_text()).get("out_features", dim)
+    if dim is None:
+        config = json.loads((folder / "config.json").read_text())
+        dim = config.get("hidden_size") or config.get("dim")
+    if not isinstance(dim, int):
+        raise EmbedderUnavailable(f"cannot tell the dimension of {folder}", "use a sentence-transformers model")
+    return dim

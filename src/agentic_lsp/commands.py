@@ -1,0 +1,160 @@
+"""CLI command bodies (kept apart from argument parsing so ``--help`` stays fast)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from agentic_lsp.config import LoadedSettings, load_settings
+from agentic_lsp.errors import AgenticError, WorkspaceError
+from agentic_lsp.index.progress import IndexProgress, IndexSummary
+from agentic_lsp.logs import configure_logging
+
+err = Console(stderr=True)
+out = Console(highlight=False, soft_wrap=True)
+
+
+def _workspace(path: Path) -> Path:
+    root = path.expanduser().resolve()
+    if not root.is_dir():
+        raise WorkspaceError(f"workspace {root} is not a directory", "pass an existing folder")
+    return root
+
+
+def _settings(root: Path, args: argparse.Namespace) -> LoadedSettings:
+    loaded = load_settings(root)
+    if args.log_level is None:
+        configure_logging(loaded.settings.log_level, args.log_file)
+    return loaded
+
+
+class _ProgressBar:
+    """Renders IndexProgress on stderr (stdout stays clean for --json)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self._bar = Progress(
+            TextColumn("{task.description:<8}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TextColumn("{task.fields[rate]:>8.1f}/s"),
+            TimeRemainingColumn(),
+            console=err,
+            disable=not enabled,
+            transient=True,
+        )
+        self._tasks: dict[str, TaskID] = {}
+
+    def __enter__(self) -> _ProgressBar:
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.__exit__(None, None, None)
+
+    def __call__(self, p: IndexProgress) -> None:
+        task = self._tasks.get(p.phase)
+        if task is None:
+            task = self._tasks[p.phase] = self._bar.add_task(p.phase, total=p.total, rate=0.0)
+        self._bar.update(task, completed=p.done, total=p.total, rate=p.rate)
+
+
+def _summary_table(root: Path, summary: IndexSummary) -> Table:
+    table = Table(title=f"index of {root}", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    rows = [
+        ("files indexed", summary.files),
+        ("symbols", summary.symbols),
+        ("parsed now (changed)", summary.parsed),
+        ("unchanged", summary.unchanged),
+        ("removed", summary.removed),
+        ("vectors embedded", summary.embedded),
+        ("vectors reused (cache)", summary.embed_reused),
+        ("files with syntax errors", summary.parse_errors),
+        ("secrets redacted", summary.redactions),
+    ]
+    for name, value in rows:
+        table.add_row(name, str(value))
+    for reason, count in sorted(summary.skipped.items()):
+        table.add_row(f"skipped: {reason}", str(count))
+    for phase, seconds in summary.timings.items():
+        table.add_row(f"time: {phase}", f"{seconds:.2f}s")
+    return table
+
+
+def index(args: argparse.Namespace) -> int:
+    from agentic_lsp.engine import Engine
+
+    root = _workspace(args.path)
+    engine = Engine(root, _settings(root, args))
+    engine.open()
+    try:
+        with _ProgressBar(enabled=err.is_terminal and not args.json) as bar:
+            summary = engine.sync_blocking(bar, embed=not args.no_embed)
+    finally:
+        engine.indexer.store.close()
+    if args.json:
+        print(json.dumps(asdict(summary), indent=2))
+    else:
+        out.print(_summary_table(root, summary))
+        if summary.cancelled:
+            out.print("indexing was cancelled; run the command again to finish")
+    return 0 if not summary.cancelled else 1
+
+
+def search(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from agentic_lsp.engine import Engine
+
+    root = _workspace(args.workspace)
+    engine = Engine(root, _settings(root, args))
+    engine.open()
+    try:
+        if not engine.indexer.records:
+            err.print(f"no index for {root} yet: indexing it first")
+        with _ProgressBar(enabled=err.is_terminal and not args.json) as bar:
+            engine.sync_blocking(bar)
+        response = asyncio.run(engine.search(args.query, args.limit, functions=args.functions))
+    finally:
+        engine.indexer.store.close()
+    if args.json:
+        print(json.dumps(asdict(response), indent=2))
+        return 0
+    if not response.results:
+        out.print(f"no results for {args.query!r}")
+    for rank, r in enumerate(response.results, start=1):
+        where = f"{r.path}:{r.start_line}-{r.end_line}" if r.kind != "file" else r.path
+        signals = ",".join(f"{k}#{v}" for k, v in r.signals.items())
+        label = f" {r.kind} {r.symbol}" if r.symbol else ""
+        out.print(f"{rank:>2}. {r.score:.4f} {where}{label}  [{signals}]")
+    for note in response.notes:
+        err.print(f"note: {note}")
+    return 0
+
+
+def _unavailable(what: str) -> int:
+    raise AgenticError(
+        f"{what} is not available in this version of agentic-lsp",
+        "use `agentic-lsp index` and `agentic-lsp search` meanwhile",
+    )
+
+
+def serve(args: argparse.Namespace) -> int:
+    return _unavailable("the LSP server (serve)")
+
+
+def mcp_stdio(args: argparse.Namespace) -> int:
+    return _unavailable("the MCP server (mcp)")
+
+
+def run(args: argparse.Namespace) -> int:
+    return _unavailable("workflow runs (run)")
+
+

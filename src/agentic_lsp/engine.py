@@ -1,0 +1,179 @@
+"""The Engine: one per workspace. Owns the index (store, indexer, searcher, watcher); the
+changesets and the workflow runner attach here too. Speaks plain Python only.
+
+All blocking work goes through ``asyncio.to_thread``; the event loop only awaits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentic_lsp.config import LoadedSettings, load_settings
+from agentic_lsp.errors import Cancelled
+from agentic_lsp.index.embedder import model_dimension
+from agentic_lsp.index.indexer import Indexer
+from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary, ProgressFn
+from agentic_lsp.index.search import Searcher, SearchResponse
+from agentic_lsp.index.store import OpenedStore, open_store
+from agentic_lsp.index.sync import Watcher
+from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
+
+log = logging.getLogger(__name__)
+
+IndexListener = Callable[[str, IndexProgress | IndexSummary | None], Any]
+
+
+class Engine:
+    def __init__(self, root: Path, loaded: LoadedSettings | None = None) -> None:
+        self.root = root.resolve()
+        self.loaded = loaded or load_settings(self.root)
+        self.settings = self.loaded.settings
+        self.cache_dir = workspace_cache_dir(self.root, self.settings)
+        self._opened: OpenedStore | None = None
+        self._indexer: Indexer | None = None
+        self._searcher: Searcher | None = None
+        self._watcher: Watcher | None = None
+        self._sync_task: asyncio.Task[IndexSummary] | None = None
+        self._cancel_sync = threading.Event()
+        self.state = "starting"
+        self.progress: IndexProgress | None = None
+        self.last_summary: IndexSummary | None = None
+        self.message = ""
+        self.listeners: list[IndexListener] = []
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open (or recover) the store and load the index state. Blocking: call off the loop."""
+        if self._indexer is not None:
+            return
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        idx = self.settings.index
+        self._opened = open_store(
+            idx.store,
+            path=self.cache_dir / "store",
+            url=idx.qdrant_url,
+            api_key=idx.qdrant_api_key,
+            dim=model_dimension(idx.embedding_model),
+            model_id=idx.embedding_model,
+        )
+        if self._opened.recovered_from is not None:
+            self.message = self._opened.message
+            log.warning("%s", self._opened.message)
+        self._indexer = Indexer(self.root, self.settings, self._opened.store, self.cache_dir)
+        self._indexer.load_state()
+        self._searcher = Searcher(self._indexer)
+
+    async def start(self, *, index: bool = True, watch: bool | None = None) -> None:
+        """Open the index, start a background sync and the file watcher; returns at once."""
+        await asyncio.to_thread(self.open)
+        self.state = "ready" if self.indexer.records else "indexing"
+        if index:
+            self._sync_task = asyncio.create_task(self.reindex(), name="agentic-sync")
+        if self.settings.index.watch if watch is None else watch:
+            self._watcher = Watcher(self.indexer, self._after_watch_batch)
+            self._watcher.start()
+
+    async def close(self) -> None:
+        self._cancel_sync.set()
+        if self._watcher is not None:
+            await self._watcher.stop()
+        if self._sync_task is not None:
+            try:
+                await asyncio.wait_for(self._sync_task, timeout=30)
+            except (TimeoutError, asyncio.CancelledError, Exception):  # closing: report nothing
+                pass
+        if self._opened is not None:
+            await asyncio.to_thread(self._opened.store.close)
+            self._opened = None
+
+    @property
+    def indexer(self) -> Indexer:
+        if self._indexer is None:
+            raise RuntimeError("Engine.open() has not run")
+        return self._indexer
+
+    @property
+    def searcher(self) -> Searcher:
+        if self._searcher is None:
+            raise RuntimeError("Engine.open() has not run")
+        return self._searcher
+
+    # -- indexing ---------------------------------------------------------------------------------
+
+    def _emit(self, kind: str, payload: IndexProgress | IndexSummary | None) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(kind, payload)
+            except Exception:
+                log.exception("index listener failed")
+
+    def sync_blocking(self, progress: ProgressFn | None = None, embed: bool = True) -> IndexSummary:
+        """Full incremental sync in the calling thread (CLI and worker threads)."""
+        self._cancel_sync.clear()
+
+        def report(p: IndexProgress) -> None:
+            self.progress = p
+            self.state = "embedding" if p.phase == "embed" else "indexing"
+            self._emit("progress", p)
+            if progress is not None:
+                progress(p)
+
+        self.state = "indexing"
+        try:
+            summary = self.indexer.sync(report, self._cancel_sync.is_set, embed)
+        except Exception as exc:
+            self.state, self.message = "error", f"indexing failed: {exc}"
+            log.exception("indexing failed")
+            raise
+        self.last_summary = summary
+        self.state = "ready" if not summary.cancelled else "degraded"
+        self.progress = None
+        self._emit("done", summary)
+        return summary
+
+    async def reindex(self, progress: ProgressFn | None = None) -> IndexSummary:
+        return await asyncio.to_thread(self.sync_blocking, progress)
+
+    def cancel_indexing(self) -> None:
+        self._cancel_sync.set()
+
+    async def _after_watch_batch(self, summary: IndexSummary, paths: list[str]) -> None:
+        self._emit("updated", summary)
+
+    async def update_buffer(self, path: str, text: str | None) -> IndexSummary:
+        """An editor's unsaved buffer (``text``) or its close (``None``) for a workspace path."""
+        rel = relative_to_workspace(self.root, path)
+        return await asyncio.to_thread(self.indexer.set_overlay, rel, text)
+
+    def status(self) -> IndexStatus:
+        indexer = self._indexer
+        pending = indexer.dense_pending() if indexer is not None else 0
+        return IndexStatus(
+            state=self.state,
+            files=len(indexer.records) if indexer else 0,
+            symbols=indexer.symbols.count() if indexer else 0,
+            dense_pending=pending,
+            store=self.settings.index.store,
+            root=str(self.root),
+            last_summary=self.last_summary,
+            progress=self.progress,
+            message=self.message,
+        )
+
+    # -- search -----------------------------------------------------------------------------------
+
+    async def search(
+        self, query: str, limit: int = 10, functions: bool = True, sections: bool = False
+    ) -> SearchResponse:
+        if not functions:
+            return await asyncio.to_thread(self.searcher.search_files, query, limit)
+        return await asyncio.to_thread(self.searcher.search, query, limit, None, sections)
+
+
+__all__ = ["Cancelled", "Engine"]

@@ -1,0 +1,167 @@
+"""Turn one file's text into index points (no dense vectors yet). Pure CPU work, no I/O on the
+store: runs in worker threads or, for a big cold index, in worker processes (this module must not
+import torch or qdrant, so spawning a worker stays cheap)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentic_lsp.config import IndexSettings
+from agentic_lsp.index import documents, lexical
+from agentic_lsp.index.discovery import read_indexable_text
+from agentic_lsp.index.languages import CODE_LANGUAGES, DOC_LANGUAGES
+from agentic_lsp.index.models import DiscoveredFile, ParsedFile, SkipReason, Symbol
+from agentic_lsp.index.parsing import parse_file, split_doc_sections
+from agentic_lsp.index.secrets import redact_secrets
+from agentic_lsp.index.store import Point
+
+MAX_DOC_CHARS = 600
+
+
+@dataclass
+class FileBuild:
+    """Everything the index stores for one file, ready to upsert."""
+
+    rel_path: str
+    language: str | None
+    content_hash: str
+    size: int
+    mtime_ns: int
+    file_point: Point
+    file_text: str  # text to embed for the file-level vector
+    function_points: list[Point] = field(default_factory=list)
+    function_texts: dict[str, str] = field(default_factory=dict)  # key -> text to embed
+    section_points: list[Point] = field(default_factory=list)
+    section_texts: dict[str, str] = field(default_factory=dict)
+    symbols: list[Symbol] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)
+    has_errors: bool = False
+    redactions: int = 0
+
+
+def build_file(
+    root: Path, found: DiscoveredFile, settings: IndexSettings, overlay: str | None = None
+) -> FileBuild | SkipReason:
+    """Read (or take the unsaved ``overlay``), redact, parse and describe one file."""
+    if overlay is None:
+        read = read_indexable_text(root, found.rel_path, settings)
+        if isinstance(read, SkipReason):
+            return read
+        text, redactions = read
+    else:
+        text, redactions = redact_secrets(overlay) if settings.redact_secrets else (overlay, 0)
+    return build_from_text(found, text, redactions)
+
+
+def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> FileBuild:
+    rel, language = found.rel_path, found.language
+    parsed = (
+        parse_file(rel, language, text)
+        if language in CODE_LANGUAGES
+        else ParsedFile(rel_path=rel, language=language or "")
+    )
+    file_text = documents.file_document(parsed, text)
+    file_hash = documents.content_hash(text)
+    file_point = Point(
+        key=rel,
+        payload={
+            "key": rel,
+            "path": rel,
+            "language": language,
+            "kind": "file",
+            "content_hash": file_hash,
+            "doc_hash": documents.content_hash(file_text),
+            "size": len(text.encode("utf-8", "surrogatepass")),
+            "mtime_ns": found.mtime_ns,
+            "symbols": len(parsed.symbols),
+            "imports": parsed.imports[:50],
+            "module_doc": parsed.module_doc[:MAX_DOC_CHARS],
+            "has_errors": parsed.has_errors,
+        },
+        sparse=lexical.encode_sparse(documents.identifier_terms(file_text)),
+    )
+    build = FileBuild(
+        rel_path=rel,
+        language=language,
+        content_hash=file_hash,
+        size=found.size,
+        mtime_ns=found.mtime_ns,
+        file_point=file_point,
+        file_text=file_text,
+        symbols=list(parsed.symbols),
+        imports=list(parsed.imports),
+        has_errors=parsed.has_errors,
+        redactions=redactions,
+    )
+    lines = text.splitlines()
+    for symbol in parsed.symbols:
+        key = documents.symbol_id(rel, symbol)
+        doc_text = documents.function_document(symbol, lines, rel)
+        build.function_texts[key] = doc_text
+        build.function_points.append(
+            Point(
+                key=key,
+                payload=symbol_payload(key, rel, language, symbol, documents.content_hash(doc_text)),
+                sparse=lexical.encode_sparse(documents.identifier_terms(doc_text)),
+            )
+        )
+    if language in DOC_LANGUAGES:
+        for ordinal, section in enumerate(split_doc_sections(rel, language, text)):
+            key = f"{rel}#{ordinal}"
+            body = f"{rel}\n{section.heading}\n{section.text}"
+            build.section_texts[key] = body
+            build.section_points.append(
+                Point(
+                    key=key,
+                    payload={
+                        "key": key,
+                        "path": rel,
+                        "language": language,
+                        "kind": "section",
+                        "heading": section.heading,
+                        "start_line": section.start_line,
+                        "end_line": section.end_line,
+                        "content_hash": documents.content_hash(body),
+                    },
+                    sparse=lexical.encode_sparse(documents.identifier_terms(body)),
+                )
+            )
+    return build
+
+
+def symbol_payload(
+    key: str, rel: str, language: str | None, symbol: Symbol, doc_hash: str
+) -> dict[str, object]:
+    return {
+        "key": key,
+        "path": rel,
+        "language": language,
+        "kind": symbol.kind,
+        "name": symbol.name,
+        "qualname": symbol.qualname,
+        "start_line": symbol.start_line,
+        "end_line": symbol.end_line,
+        "name_line": symbol.name_line,
+        "name_col": symbol.name_col,
+        "signature": symbol.signature,
+        "doc": symbol.doc[:MAX_DOC_CHARS],
+        "parent": symbol.parent,
+        "content_hash": doc_hash,
+    }
+
+
+def symbol_from_payload(payload: dict[str, object]) -> Symbol:
+    """Rebuild a Symbol from a stored point (restart without re-parsing)."""
+    return Symbol(
+        name=str(payload["name"]),
+        qualname=str(payload["qualname"]),
+        kind=str(payload["kind"]),
+        start_line=int(payload["start_line"]),  # type: ignore[call-overload]
+        end_line=int(payload["end_line"]),  # type: ignore[call-overload]
+        name_line=int(payload["name_line"]),  # type: ignore[call-overload]
+        name_col=int(payload["name_col"]),  # type: ignore[call-overload]
+        signature=str(payload.get("signature") or ""),
+        doc=str(payload.get("doc") or ""),
+        parent=payload.get("parent") or None,  # type: ignore[arg-type]
+    )

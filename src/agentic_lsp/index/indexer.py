@@ -1,0 +1,389 @@
+"""The workspace indexer: keeps the store and the symbol table in step with the files.
+
+Guarantees:
+- only files whose content hash changed are re-parsed; only texts whose hash is not in the
+  embedding cache are re-embedded (so a restart with nothing changed embeds nothing);
+- lexical and symbol search work as soon as a file's points are stored; dense vectors follow;
+- one writer at a time (``_write_lock``); readers never wait for it;
+- every method is synchronous CPU/I-O work meant for a worker thread, never the event loop;
+- cancellation is checked between batches and leaves every file either fully old or fully new.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from agentic_lsp.config import Settings
+from agentic_lsp.errors import Cancelled
+from agentic_lsp.index.build import FileBuild, build_file, symbol_from_payload
+from agentic_lsp.index.discovery import IgnoreRules, classify_path, discover
+from agentic_lsp.index.embedder import Embedder, load_embedder
+from agentic_lsp.index.embedding_cache import EmbeddingCache
+from agentic_lsp.index.models import DiscoveredFile, SkipReason
+from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
+from agentic_lsp.index.store import Point, VectorStore, Where
+from agentic_lsp.index.symbols import SymbolTable
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 256
+PROCESS_POOL_MIN_FILES = 400
+
+
+@dataclass
+class FileRecord:
+    path: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    language: str | None
+
+
+def _never() -> bool:
+    return False
+
+
+class Indexer:
+    def __init__(
+        self, root: Path, settings: Settings, store: VectorStore, cache_dir: Path
+    ) -> None:
+        self.root = root
+        self.settings = settings
+        self.store = store
+        self.cache_dir = cache_dir
+        self.records: dict[str, FileRecord] = {}
+        self.symbols = SymbolTable()
+        self.overlays: dict[str, str] = {}
+        self.rules = IgnoreRules.load(root, settings.index)
+        self._write_lock = threading.Lock()
+        self._embedder: Embedder | None = None
+        self._cache: EmbeddingCache | None = None
+        self._embedder_lock = threading.Lock()
+
+    # -- embeddings ---------------------------------------------------------------------------
+
+    def embedder(self) -> Embedder:
+        with self._embedder_lock:
+            if self._embedder is None:
+                spec = self.settings.index.embedding_model
+                self._embedder = load_embedder(spec, self.settings.index.embedding_batch_size)
+                self._cache = EmbeddingCache(
+                    self.cache_dir / "embeddings.sqlite", self._embedder.model_id, self._embedder.dim
+                )
+            return self._embedder
+
+    def embedder_ready(self) -> bool:
+        return self._embedder is not None
+
+    def _vectors(self, items: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+        embedder = self.embedder()
+        assert self._cache is not None
+        return self._cache.embed_cached(items, embedder.embed)
+
+    def cache_counters(self) -> tuple[int, int]:
+        return (self._cache.hits, self._cache.misses) if self._cache else (0, 0)
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def load_state(self) -> None:
+        """Rebuild records and the symbol table from the store: no file is read or parsed."""
+        records: dict[str, FileRecord] = {}
+        for hit in self.store.scroll("files"):
+            p = hit.payload
+            records[p["path"]] = FileRecord(
+                p["path"], p["content_hash"], int(p["size"]), int(p["mtime_ns"]), p.get("language")
+            )
+        by_path: dict[str, list] = {}
+        imports: dict[str, list[str]] = {}
+        for hit in self.store.scroll("functions"):
+            by_path.setdefault(hit.payload["path"], []).append(symbol_from_payload(hit.payload))
+        for hit in self.store.scroll("files"):
+            imports[hit.payload["path"]] = list(hit.payload.get("imports") or [])
+        self.records = records
+        for path in records:
+            syms = sorted(by_path.get(path, []), key=lambda s: (s.start_line, s.qualname))
+            self.symbols.replace_file(path, syms, imports.get(path, []))
+
+    # -- full sync -----------------------------------------------------------------------------
+
+    def sync(
+        self,
+        progress: ProgressFn | None = None,
+        cancel: CancelFn | None = None,
+        embed: bool = True,
+    ) -> IndexSummary:
+        cancel = cancel or _never
+        summary = IndexSummary()
+        started = time.perf_counter()
+        self.rules = IgnoreRules.load(self.root, self.settings.index)
+        found = discover(self.root, self.settings.index, cancel=cancel)
+        summary.timings["discover"] = time.perf_counter() - started
+        summary.skipped = {str(k): v for k, v in found.skipped.items()}
+        if cancel():
+            summary.cancelled = True
+            return summary
+        current = {f.rel_path: f for f in found.files}
+        stale = [f for f in found.files if self._may_have_changed(f)]
+        summary.unchanged = len(found.files) - len(stale)
+        with self._write_lock:
+            gone = [p for p in self.records if p not in current]
+            self._remove(gone)
+            summary.removed = len(gone)
+            try:
+                builds = self._build_and_store(stale, summary, progress, cancel)
+            except Cancelled:
+                summary.cancelled = True
+                builds = []
+        summary.files = len(self.records)
+        summary.symbols = self.symbols.count()
+        if embed and not summary.cancelled:
+            try:
+                self.embed_files(builds, summary, progress, cancel)
+            except Cancelled:
+                summary.cancelled = True
+        summary.timings["total"] = time.perf_counter() - started
+        self.store.flush()
+        return summary
+
+    def _may_have_changed(self, found: DiscoveredFile) -> bool:
+        record = self.records.get(found.rel_path)
+        if found.rel_path in self.overlays:
+            return True
+        return record is None or record.size != found.size or record.mtime_ns != found.mtime_ns
+
+    def _build_and_store(
+        self,
+        stale: list[DiscoveredFile],
+        summary: IndexSummary,
+        progress: ProgressFn | None,
+        cancel: CancelFn,
+    ) -> list[FileBuild]:
+        clock = PhaseClock("parse", len(stale), progress)
+        parse_s = store_s = 0.0
+        kept: list[FileBuild] = []
+        for done, result in enumerate(self._builds(stale), start=1):
+            if cancel():
+                raise Cancelled("indexing cancelled")
+            found, build = result
+            t0 = time.perf_counter()
+            if isinstance(build, SkipReason):
+                summary.skipped[str(build)] = summary.skipped.get(str(build), 0) + 1
+                self._remove([found.rel_path])
+            else:
+                summary.redactions += build.redactions
+                summary.parse_errors += int(build.has_errors)
+                record = self.records.get(found.rel_path)
+                if record is not None and record.content_hash == build.content_hash:
+                    record.mtime_ns, record.size = found.mtime_ns, found.size
+                    summary.unchanged += 1
+                else:
+                    self._store_build(build)
+                    kept.append(build)
+                    summary.parsed += 1
+            store_s += time.perf_counter() - t0
+            clock.tick(done, found.rel_path)
+        parse_s = clock.elapsed - store_s
+        summary.timings["parse"] = parse_s
+        summary.timings["store"] = store_s
+        clock.tick(len(stale), "parsed", force=True)
+        return kept
+
+    def _builds(self, stale: list[DiscoveredFile]) -> Iterable[tuple[DiscoveredFile, object]]:
+        """Parse in worker processes for a big cold index (tree-sitter holds the GIL)."""
+        settings = self.settings.index
+        if len(stale) >= PROCESS_POOL_MIN_FILES and not self.overlays:
+            workers = max(1, min(4, multiprocessing.cpu_count()))
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                roots = [self.root] * len(stale)
+                configs = [settings] * len(stale)
+                yield from zip(stale, pool.map(build_file, roots, stale, configs, chunksize=16))
+            return
+        for found in stale:
+            yield found, build_file(self.root, found, settings, self.overlays.get(found.rel_path))
+
+    # -- store writes ----------------------------------------------------------------------------
+
+    def _store_build(self, build: FileBuild) -> None:
+        """Replace one file's points. Unchanged functions keep their points (and dense vectors)."""
+        path = build.rel_path
+        old = {h.key: h.payload.get("content_hash") for h in self.store.scroll("functions", Where(paths=[path]))}
+        new_keys = {p.key for p in build.function_points}
+        self.store.delete_keys("functions", [k for k in old if k not in new_keys])
+        changed = [p for p in build.function_points if old.get(p.key) != p.payload["content_hash"]]
+        self._attach_cached(changed, build.function_texts)
+        if changed:
+            self.store.upsert("functions", changed)
+        self.store.delete_paths("sections", [path])
+        if build.section_points:
+            self._attach_cached(build.section_points, build.section_texts)
+            self.store.upsert("sections", build.section_points)
+        self._attach_cached([build.file_point], {path: build.file_text})
+        self.store.upsert("files", [build.file_point])
+        self.records[path] = FileRecord(
+            path, build.content_hash, build.size, build.mtime_ns, build.language
+        )
+        self.symbols.replace_file(path, build.symbols, build.imports)
+
+    def _attach_cached(self, points: list[Point], texts: dict[str, str]) -> None:
+        """Give points a dense vector straight away when the cache already has it."""
+        if self._cache is None or not points:
+            return
+        hashes = {p.key: str(p.payload.get("doc_hash") or p.payload["content_hash"]) for p in points}
+        found = self._cache.get_many(list(hashes.values()))
+        for point in points:
+            vec = found.get(hashes[point.key])
+            if vec is not None and point.key in texts:
+                point.dense = vec.tolist()
+
+    def _remove(self, paths: Sequence[str]) -> None:
+        if not paths:
+            return
+        for collection in ("files", "functions", "sections"):
+            self.store.delete_paths(collection, list(paths))
+        for path in paths:
+            self.records.pop(path, None)
+            self.symbols.remove_file(path)
+
+    # -- dense vectors ---------------------------------------------------------------------------
+
+    def embed_files(
+        self,
+        builds: list[FileBuild],
+        summary: IndexSummary,
+        progress: ProgressFn | None,
+        cancel: CancelFn,
+    ) -> None:
+        """File-level and doc-section vectors for everything still missing one."""
+        pending = {h.key for h in self.store.scroll("files", Where(has_dense=False))}
+        pending_sections = {h.key for h in self.store.scroll("sections", Where(has_dense=False))}
+        texts: dict[str, tuple[str, str]] = {}  # key -> (hash, text)
+        section_texts: dict[str, tuple[str, str]] = {}
+        from agentic_lsp.index.documents import content_hash
+
+        known = {b.rel_path: b for b in builds}
+        for path in pending:
+            build = known.get(path) or self._rebuild(path)
+            if build is not None:
+                texts[path] = (content_hash(build.file_text), build.file_text)
+                known[path] = build
+        for build in known.values():
+            for key, text in build.section_texts.items():
+                if key in pending_sections:
+                    section_texts[key] = (content_hash(text), text)
+        total = len(texts) + len(section_texts)
+        clock = PhaseClock("embed", total, progress)
+        t0 = time.perf_counter()
+        done = 0
+        for collection, table in (("files", texts), ("sections", section_texts)):
+            items = list(table.items())
+            for start in range(0, len(items), EMBED_BATCH):
+                if cancel():
+                    raise Cancelled("embedding cancelled")
+                batch = items[start : start + EMBED_BATCH]
+                before = self._cache.misses if self._cache else 0
+                vectors = self._vectors([v for _, v in batch])
+                computed = (self._cache.misses if self._cache else 0) - before
+                summary.embedded += computed
+                summary.embed_reused += len(batch) - computed
+                with self._write_lock:
+                    self.store.set_dense(
+                        collection, [(k, vectors[h].tolist()) for k, (h, _) in batch if h in vectors]
+                    )
+                done += len(batch)
+                clock.tick(done, f"{collection}")
+        summary.timings["embed"] = time.perf_counter() - t0
+        clock.tick(total, "embedded", force=True)
+
+    def ensure_function_vectors(self, paths: Sequence[str], cancel: CancelFn | None = None) -> int:
+        """Selective function embeddings: only for ``paths`` (phase-2 files), cached by hash."""
+        cancel = cancel or _never
+        missing = list(self.store.scroll("functions", Where(paths=list(paths), has_dense=False)))
+        if not missing:
+            return 0
+        wanted: dict[str, dict[str, str]] = {}
+        for hit in missing:
+            wanted.setdefault(hit.payload["path"], {})[hit.key] = hit.payload["content_hash"]
+        from agentic_lsp.index.documents import content_hash
+
+        items: list[tuple[str, tuple[str, str]]] = []
+        for path, keys in wanted.items():
+            if cancel():
+                raise Cancelled("function embedding cancelled")
+            build = self._rebuild(path)
+            if build is None:
+                continue
+            for key, text in build.function_texts.items():
+                digest = content_hash(text)
+                if key in keys and keys[key] == digest:
+                    items.append((key, (digest, text)))
+        vectors = self._vectors([v for _, v in items])
+        with self._write_lock:
+            self.store.set_dense(
+                "functions", [(k, vectors[h].tolist()) for k, (h, _) in items if h in vectors]
+            )
+        return len(items)
+
+    def _rebuild(self, path: str) -> FileBuild | None:
+        found = classify_path(self.root, path, self.settings.index, self.rules)
+        if isinstance(found, SkipReason):
+            return None
+        build = build_file(self.root, found, self.settings.index, self.overlays.get(path))
+        return None if isinstance(build, SkipReason) else build
+
+    # -- incremental -------------------------------------------------------------------------------
+
+    def update_paths(self, paths: Iterable[str], embed: bool = True) -> IndexSummary:
+        """Re-index changed/created/deleted paths (from the watcher or an editor buffer)."""
+        summary = IndexSummary()
+        started = time.perf_counter()
+        if any(p.endswith((".gitignore", ".agentic-lspignore")) for p in paths):
+            self.rules = IgnoreRules.load(self.root, self.settings.index)
+        builds: list[FileBuild] = []
+        with self._write_lock:
+            for path in dict.fromkeys(paths):
+                found = classify_path(self.root, path, self.settings.index, self.rules)
+                if isinstance(found, SkipReason):
+                    if path in self.records:
+                        self._remove([path])
+                        summary.removed += 1
+                    continue
+                build = build_file(self.root, found, self.settings.index, self.overlays.get(path))
+                if isinstance(build, SkipReason):
+                    self._remove([path])
+                    summary.removed += 1
+                    continue
+                record = self.records.get(path)
+                if record is not None and record.content_hash == build.content_hash:
+                    record.mtime_ns, record.size = found.mtime_ns, found.size
+                    summary.unchanged += 1
+                    continue
+                self._store_build(build)
+                builds.append(build)
+                summary.parsed += 1
+        if embed and builds:
+            self.embed_files(builds, summary, None, _never)
+        summary.files = len(self.records)
+        summary.symbols = self.symbols.count()
+        summary.timings["total"] = time.perf_counter() - started
+        return summary
+
+    def set_overlay(self, path: str, text: str | None) -> IndexSummary:
+        """Index an unsaved editor buffer (``text``) or drop the overlay (``None``) for ``path``."""
+        if text is None:
+            self.overlays.pop(path, None)
+        else:
+            self.overlays[path] = text
+        return self.update_paths([path])
+
+    def dense_pending(self) -> int:
+        return self.store.count("files", Where(has_dense=False))

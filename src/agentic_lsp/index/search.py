@@ -1,0 +1,168 @@
+"""Hybrid two-phase retrieval.
+
+Phase 1 ranks files: dense (file embeddings) and lexical (sparse identifier terms) lists are fused
+with reciprocal-rank fusion. Phase 2 searches functions only inside the top files, embedding their
+functions on demand (cached by content hash), fuses dense + lexical again and adds the file's own
+score. An optional cross-encoder rerank runs when one is installed locally; otherwise the results
+say it was skipped. Every result names the signals that found it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agentic_lsp.index import documents, lexical
+from agentic_lsp.index.build import symbol_payload
+from agentic_lsp.index.embedder import EmbedderUnavailable
+from agentic_lsp.index.indexer import Indexer
+from agentic_lsp.index.store import Hit, Where
+
+log = logging.getLogger(__name__)
+
+RRF_K = 60
+
+
+@dataclass
+class SearchResult:
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    kind: str  # "file" | "function" | "method" | "class" | ... | "section"
+    symbol: str | None = None  # qualified name
+    signature: str = ""
+    signals: dict[str, int] = field(default_factory=dict)  # signal -> 1-based rank
+    language: str | None = None
+
+
+@dataclass
+class SearchResponse:
+    query: str
+    results: list[SearchResult]
+    files_considered: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    functions_embedded: int = 0
+
+
+def rrf(ranked_lists: dict[str, Sequence[Hit]], weights: dict[str, float] | None = None):
+    """Reciprocal-rank fusion → {key: (score, {signal: rank}, payload)}."""
+    fused: dict[str, tuple[float, dict[str, int], dict]] = {}
+    for signal, hits in ranked_lists.items():
+        weight = (weights or {}).get(signal, 1.0)
+        for rank, hit in enumerate(hits, start=1):
+            score, signals, payload = fused.get(hit.key, (0.0, {}, hit.payload))
+            signals[signal] = rank
+            fused[hit.key] = (score + weight / (RRF_K + rank), signals, payload)
+    return fused
+
+
+class Searcher:
+    def __init__(self, indexer: Indexer) -> None:
+        self.indexer = indexer
+
+    def _dense_query(self, query: str, notes: list[str]) -> list[float] | None:
+        try:
+            return self.indexer.embedder().embed_query(query)
+        except EmbedderUnavailable as exc:
+            notes.append(f"dense search unavailable ({exc.message}); lexical only")
+            return None
+
+    def _hybrid(
+        self, collection: str, query: str, dense: list[float] | None, limit: int, where: Where | None
+    ) -> dict[str, tuple[float, dict[str, int], dict]]:
+        store = self.indexer.store
+        lists: dict[str, Sequence[Hit]] = {}
+        terms = documents.identifier_terms(query)
+        if terms:
+            lists["lexical"] = store.search_sparse(
+                collection, lexical.encode_query(terms), limit, where
+            )
+        if dense is not None:
+            lists["dense"] = store.search_dense(collection, dense, limit, where)
+        symbol_hits = self._symbol_hits(query, where) if collection == "functions" else []
+        if symbol_hits:
+            lists["symbol"] = symbol_hits
+        return rrf(lists)
+
+    def _symbol_hits(self, query: str, where: Where | None) -> list[Hit]:
+        """Exact identifier in the query → its definitions rank as a signal of their own."""
+        hits: list[Hit] = []
+        allowed = set(where.paths) if where and where.paths else None
+        for token in dict.fromkeys(t for t in query.replace("(", " ").split() if t.isidentifier()):
+            for ref in self.indexer.symbols.find(token):
+                if allowed is None or ref.path in allowed:
+                    key = documents.symbol_id(ref.path, ref.symbol)
+                    hits.append(Hit(key, 1.0, symbol_payload(key, ref.path, None, ref.symbol, "")))
+        return hits
+
+    def search_files(self, query: str, limit: int = 10, notes: list[str] | None = None) -> SearchResponse:
+        notes = [] if notes is None else notes
+        dense = self._dense_query(query, notes) if self._has_dense("files") else None
+        if dense is None and not notes:
+            notes.append("file embeddings still being computed; lexical results only")
+        fused = self._hybrid("files", query, dense, max(limit * 3, 30), None)
+        results = [
+            SearchResult(
+                path=payload["path"],
+                start_line=1,
+                end_line=1,
+                score=score,
+                kind="file",
+                signals=signals,
+                language=payload.get("language"),
+            )
+            for _key, (score, signals, payload) in sorted(fused.items(), key=lambda kv: -kv[1][0])
+        ][:limit]
+        return SearchResponse(query, results, [r.path for r in results], notes)
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        file_top_k: int | None = None,
+        include_sections: bool = False,
+    ) -> SearchResponse:
+        """Two-phase: top files, then functions (and doc sections) inside them."""
+        notes: list[str] = []
+        file_top_k = file_top_k or self.indexer.settings.index.file_top_k
+        files = self.search_files(query, file_top_k, notes)
+        paths = files.files_considered
+        if not paths:
+            return SearchResponse(query, [], [], notes)
+        file_score = {r.path: r.score for r in files.results}
+        embedded = 0
+        dense: list[float] | None = None
+        try:
+            embedded = self.indexer.ensure_function_vectors(paths)
+            dense = self.indexer.embedder().embed_query(query)
+        except EmbedderUnavailable as exc:
+            notes.append(f"function embeddings unavailable ({exc.message}); lexical only")
+        where = Where(paths=paths)
+        fused = self._hybrid("functions", query, dense, max(limit * 4, 40), where)
+        if include_sections:
+            fused.update(self._hybrid("sections", query, dense, limit * 2, where))
+        results = []
+        for _key, (score, signals, payload) in fused.items():
+            path = payload["path"]
+            results.append(
+                SearchResult(
+                    path=path,
+                    start_line=int(payload.get("start_line", 1)),
+                    end_line=int(payload.get("end_line", 1)),
+                    score=score + 0.5 * file_score.get(path, 0.0),
+                    kind=str(payload.get("kind", "function")),
+                    symbol=payload.get("qualname") or payload.get("heading"),
+                    signature=str(payload.get("signature", "")),
+                    signals={**signals, "file": paths.index(path) + 1},
+                    language=payload.get("language"),
+                )
+            )
+        results.sort(key=lambda r: -r.score)
+        notes.append("cross-encoder rerank skipped: no local cross-encoder installed")
+        return SearchResponse(query, results[:limit], paths, notes, embedded)
+
+    def _has_dense(self, collection: str) -> bool:
+        store = self.indexer.store
+        return store.count(collection, Where(has_dense=True)) > 0

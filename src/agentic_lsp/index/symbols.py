@@ -1,0 +1,131 @@
+"""In-memory symbol table: exact, fuzzy and ranked definition lookup without touching the store.
+
+Rebuilt at start from the store's function points (no re-parse), then kept current by the indexer.
+Readers get copies, so a lookup never sees a half-replaced file.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from dataclasses import dataclass
+
+from agentic_lsp.index.models import Symbol
+
+
+@dataclass(frozen=True)
+class SymbolRef:
+    path: str
+    symbol: Symbol
+
+
+def fuzzy_score(query: str, candidate: str) -> float:
+    """Subsequence match score in (0, 1], 0 when ``query`` is not a subsequence of ``candidate``.
+
+    Rewards exact and prefix matches, consecutive runs, and matches at word starts (camelCase
+    humps, ``_`` and ``.`` boundaries) — the way editors rank "go to symbol".
+    """
+    q, c = query.lower(), candidate.lower()
+    if not q:
+        return 0.0
+    if q == c:
+        return 1.0
+    if c.startswith(q):
+        return 0.9 + 0.1 * len(q) / len(c)
+    score, pos, run = 0.0, 0, 0
+    for ch in q:
+        found = c.find(ch, pos)
+        if found < 0:
+            return 0.0
+        boundary = found == 0 or candidate[found - 1] in "_.-" or candidate[found].isupper()
+        run = run + 1 if found == pos else 0
+        score += 1.0 + (1.0 if boundary else 0.0) + 0.5 * run
+        pos = found + 1
+    return min(0.85, score / (3.5 * len(q)) + 0.25 * len(q) / len(c))
+
+
+class SymbolTable:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_path: dict[str, list[Symbol]] = {}
+        self._imports: dict[str, list[str]] = {}
+        self._paths_by_name: dict[str, set[str]] = defaultdict(set)
+
+    def replace_file(self, path: str, symbols: list[Symbol], imports: list[str]) -> None:
+        with self._lock:
+            self._drop(path)
+            self._by_path[path] = list(symbols)
+            self._imports[path] = list(imports)
+            for symbol in symbols:
+                self._paths_by_name[symbol.name.lower()].add(path)
+
+    def remove_file(self, path: str) -> None:
+        with self._lock:
+            self._drop(path)
+
+    def _drop(self, path: str) -> None:
+        for symbol in self._by_path.pop(path, []):
+            paths = self._paths_by_name.get(symbol.name.lower())
+            if paths is not None:
+                paths.discard(path)
+                if not paths:
+                    del self._paths_by_name[symbol.name.lower()]
+        self._imports.pop(path, None)
+
+    def symbols_in(self, path: str) -> list[Symbol]:
+        with self._lock:
+            return list(self._by_path.get(path, []))
+
+    def imports_of(self, path: str) -> list[str]:
+        with self._lock:
+            return list(self._imports.get(path, []))
+
+    def count(self) -> int:
+        with self._lock:
+            return sum(len(v) for v in self._by_path.values())
+
+    def paths(self) -> list[str]:
+        with self._lock:
+            return list(self._by_path)
+
+    def find(self, name: str) -> list[SymbolRef]:
+        """Exact name (or qualified name) matches, case-sensitive first."""
+        short = name.rsplit(".", 1)[-1]
+        with self._lock:
+            paths = sorted(self._paths_by_name.get(short.lower(), ()))
+            refs = [
+                SymbolRef(p, s)
+                for p in paths
+                for s in self._by_path[p]
+                if s.name.lower() == short.lower() and (s.qualname == name or "." not in name)
+            ]
+        refs.sort(key=lambda r: (r.symbol.name != short, r.path, r.symbol.start_line))
+        return refs
+
+    def fuzzy(self, query: str, limit: int = 50) -> list[tuple[float, SymbolRef]]:
+        with self._lock:
+            items = [(p, s) for p, syms in self._by_path.items() for s in syms]
+        scored = []
+        for path, symbol in items:
+            score = max(fuzzy_score(query, symbol.name), 0.95 * fuzzy_score(query, symbol.qualname))
+            if score > 0:
+                scored.append((score, SymbolRef(path, symbol)))
+        scored.sort(key=lambda t: (-t[0], t[1].path, t[1].symbol.start_line))
+        return scored[:limit]
+
+    def definitions(self, name: str, from_path: str | None = None) -> list[SymbolRef]:
+        """Definitions of ``name`` ranked: same file, then files ``from_path`` imports, then rest."""
+        refs = self.find(name)
+        if from_path is None:
+            return refs
+        imported = " ".join(self.imports_of(from_path)).replace("/", ".")
+
+        def rank(ref: SymbolRef) -> tuple[int, str, int]:
+            if ref.path == from_path:
+                return (0, ref.path, ref.symbol.start_line)
+            module = ref.path.rsplit(".", 1)[0].replace("/", ".")
+            stem = module.rsplit(".", 1)[-1]
+            tier = 1 if stem and (module in imported or f".{stem}" in f".{imported}") else 2
+            return (tier, ref.path, ref.symbol.start_line)
+
+        return sorted(refs, key=rank)

@@ -1,0 +1,276 @@
+"""The index end to end on real fixture repos: real tree-sitter, real Qdrant Edge on disk, the real
+bundled embedding model, real watchfiles events."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from agentic_lsp.config import load_settings
+from agentic_lsp.engine import Engine
+from agentic_lsp.index.store import Where
+
+FILES = {
+    "src/billing/invoice.py": '''"""Invoices and their totals."""
+import decimal
+from billing.tax import vat_rate
+
+
+class InvoiceBuilder:
+    """Collects line items and renders an invoice."""
+
+    def add_line(self, sku: str, qty: int, price: decimal.Decimal) -> None:
+        """Append a line item."""
+        self.lines.append((sku, qty, price))
+
+    def total_with_vat(self, country: str) -> decimal.Decimal:
+        """Sum of all lines plus value added tax for the country."""
+        net = sum(q * p for _, q, p in self.lines)
+        return net * (1 + vat_rate(country))
+''',
+    "src/billing/tax.py": '''"""Tax rates."""
+
+def vat_rate(country: str) -> float:
+    """Value added tax rate by ISO country code."""
+    return {"DE": 0.19, "FR": 0.2}.get(country, 0.0)
+''',
+    "web/src/retry.ts": """// Network helpers for the web client.
+export async function fetchWithRetry(url: string, attempts: number): Promise<Response> {
+  // retry transient network failures with exponential backoff
+  for (let i = 0; i < attempts; i++) {
+    try { return await fetch(url); } catch (e) { await sleep(2 ** i * 100); }
+  }
+  throw new Error("unreachable: " + url);
+}
+
+export class BackoffPolicy {
+  delayFor(attempt: number): number { return 2 ** attempt * 100; }
+}
+""",
+    "cmd/server/main.go": """package main
+
+import "net/http"
+
+// StartServer listens for HTTP requests on the given address.
+func StartServer(addr string) error {
+	return http.ListenAndServe(addr, nil)
+}
+""",
+    "crates/geo/src/lib.rs": """/// Great-circle distance between two points in kilometres.
+pub fn haversine_km(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
+    let r = 6371.0;
+    let d = ((lat2 - lat1).to_radians() / 2.0).sin().powi(2);
+    2.0 * r * d.sqrt().asin() + lon1 * 0.0 + lon2 * 0.0
+}
+""",
+    "docs/deploy.md": "# Deployment\n\nHow we ship.\n\n## Rollback\n\nTo roll back a release, "
+    "redeploy the previous tag.\n",
+    ".gitignore": "generated/\n*.log\n",
+    "generated/big_table.py": "def generated_function_should_not_be_indexed(): pass\n",
+    "debug.log": "noise\n",
+    ".env": "STRIPE_KEY=sk_live_abcdefghijklmnopqrstuvwx\n",
+    "assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+}
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    write_tree(root, FILES)
+    return root
+
+
+def open_engine(root: Path, **env: str) -> Engine:
+    engine = Engine(root, load_settings(root, environ={**os.environ, **env}))
+    engine.open()
+    return engine
+
+
+def close(engine: Engine) -> None:
+    engine.indexer.store.close()
+
+
+def test_cold_index_skips_ignored_secret_binary_and_finds_symbols(repo: Path) -> None:
+    engine = open_engine(repo)
+    summary = engine.sync_blocking()
+    paths = set(engine.indexer.records)
+    assert "src/billing/invoice.py" in paths and "crates/geo/src/lib.rs" in paths
+    assert "generated/big_table.py" not in paths and "debug.log" not in paths
+    assert ".env" not in paths and "assets/logo.png" not in paths
+    assert summary.skipped.get("secret", 0) >= 1 and summary.skipped.get("binary", 0) >= 1
+    qualnames = {s.qualname for s in engine.indexer.symbols.symbols_in("src/billing/invoice.py")}
+    assert {"InvoiceBuilder", "InvoiceBuilder.add_line", "InvoiceBuilder.total_with_vat"} <= qualnames
+    assert engine.indexer.symbols.find("StartServer")[0].path == "cmd/server/main.go"
+    assert summary.embedded > 0 and engine.indexer.dense_pending() == 0
+    close(engine)
+
+
+def test_two_phase_search_semantic_and_exact_identifier(repo: Path) -> None:
+    engine = open_engine(repo)
+    engine.sync_blocking()
+    semantic = asyncio.run(engine.search("retry failed network calls with backoff", limit=5))
+    assert semantic.results[0].path == "web/src/retry.ts"
+    assert semantic.results[0].symbol == "fetchWithRetry"
+    assert {"dense", "lexical"} & set(semantic.results[0].signals)
+    exact = asyncio.run(engine.search("haversine_km", limit=3))
+    assert exact.results[0].symbol == "haversine_km"
+    assert "lexical" in exact.results[0].signals
+    # Phase 2 embedded only the functions of the filtered files, and caches them.
+    again = asyncio.run(engine.search("haversine_km", limit=3))
+    assert again.functions_embedded == 0
+    close(engine)
+
+
+def test_function_embeddings_are_selective(repo: Path) -> None:
+    engine = open_engine(repo)
+    engine.sync_blocking()
+    store = engine.indexer.store
+    assert store.count("functions", Where(has_dense=True)) == 0  # nothing embedded eagerly
+    embedded = engine.indexer.ensure_function_vectors(["src/billing/tax.py"])
+    assert embedded == 1
+    assert store.count("functions", Where(has_dense=True)) == 1
+    close(engine)
+
+
+def test_lexical_and_symbols_work_before_dense_embeddings(repo: Path) -> None:
+    engine = open_engine(repo)
+    summary = engine.sync_blocking(embed=False)
+    assert summary.embedded == 0 and engine.indexer.dense_pending() == summary.files
+    response = engine.searcher.search_files("vat_rate", limit=3)
+    assert response.results[0].path == "src/billing/tax.py"
+    assert any("lexical" in note for note in response.notes)
+    close(engine)
+
+
+def test_restart_reembeds_and_reparses_nothing(repo: Path) -> None:
+    engine = open_engine(repo)
+    first = engine.sync_blocking()
+    asyncio.run(engine.search("invoice total", limit=3))
+    close(engine)
+    engine = open_engine(repo)
+    assert len(engine.indexer.records) == first.files  # state loaded from the store
+    assert engine.indexer.symbols.find("vat_rate")
+    started = time.perf_counter()
+    second = engine.sync_blocking()
+    took = time.perf_counter() - started
+    assert (second.parsed, second.embedded, second.removed) == (0, 0, 0)
+    assert second.unchanged == first.files
+    assert took < 2.0
+    close(engine)
+
+
+def test_touch_without_change_is_not_reparsed(repo: Path) -> None:
+    engine = open_engine(repo)
+    engine.sync_blocking()
+    target = repo / "src/billing/tax.py"
+    os.utime(target, ns=(time.time_ns(), time.time_ns() + 10_000_000))
+    summary = engine.sync_blocking()
+    assert summary.parsed == 0 and summary.embedded == 0
+    close(engine)
+
+
+def test_corrupt_store_is_moved_aside_and_rebuilt(repo: Path) -> None:
+    engine = open_engine(repo)
+    engine.sync_blocking()
+    store_dir = engine.cache_dir / "store"
+    close(engine)
+    for path in store_dir.rglob("*"):
+        if path.is_file() and path.name != "meta.json":
+            path.write_bytes(b"\x00garbage" * 64)
+    (store_dir / "meta.json").write_text("{not json")
+    engine = open_engine(repo)
+    assert engine._opened is not None and engine._opened.recovered_from is not None
+    assert engine._opened.recovered_from.exists()  # moved aside, not deleted
+    summary = engine.sync_blocking()
+    assert summary.files >= 6 and summary.embedded == 0  # vectors came from the cache
+    assert asyncio.run(engine.search("vat_rate", limit=1)).results[0].path == "src/billing/tax.py"
+    close(engine)
+
+
+def test_unsaved_buffer_overlay(repo: Path) -> None:
+    engine = open_engine(repo)
+    engine.sync_blocking()
+    text = (repo / "src/billing/tax.py").read_text() + "\n\ndef duty_free_limit():\n    return 430\n"
+    engine.indexer.set_overlay("src/billing/tax.py", text)
+    assert engine.indexer.symbols.find("duty_free_limit")
+    assert "duty_free_limit" not in (repo / "src/billing/tax.py").read_text()  # disk untouched
+    engine.indexer.set_overlay("src/billing/tax.py", None)
+    assert not engine.indexer.symbols.find("duty_free_limit")
+    close(engine)
+
+
+def test_cancel_then_resume(repo: Path) -> None:
+    for i in range(30):
+        write_tree(repo, {f"pkg/mod{i}.py": f"def function_{i}():\n    return {i}\n"})
+    engine = open_engine(repo)
+    calls = []
+
+    def cancel_after_first(p) -> None:
+        calls.append(p)
+        engine.cancel_indexing()
+
+    summary = engine.sync_blocking(cancel_after_first)
+    assert summary.cancelled
+    assert engine.state == "degraded"
+    resumed = engine.sync_blocking()
+    assert not resumed.cancelled
+    assert resumed.files == len(engine.indexer.records) >= 36
+    close(engine)
+
+
+async def _wait_for(predicate, timeout: float = 15.0) -> float:
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        if predicate():
+            return time.perf_counter() - started
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+async def test_live_sync_write_modify_delete_rename(repo: Path) -> None:
+    engine = Engine(repo, load_settings(repo, environ={}))
+    await engine.start(index=False, watch=True)
+    await engine.reindex()
+    await engine._watcher.ready.wait()  # type: ignore[union-attr]
+    await asyncio.sleep(0.3)
+    symbols = engine.indexer.symbols
+    new = repo / "src/billing/discount.py"
+    new.write_text("def loyalty_discount(years):\n    return min(years, 10) / 100\n")
+    await _wait_for(lambda: symbols.find("loyalty_discount"))
+    new.write_text("def seasonal_discount(month):\n    return 0.1 if month == 12 else 0\n")
+    await _wait_for(lambda: symbols.find("seasonal_discount") and not symbols.find("loyalty_discount"))
+    moved = repo / "src/billing/promo.py"
+    new.rename(moved)
+    await _wait_for(lambda: [r.path for r in symbols.find("seasonal_discount")] == ["src/billing/promo.py"])
+    assert "src/billing/discount.py" not in engine.indexer.records
+    shutil.rmtree(repo / "crates")
+    await _wait_for(lambda: not symbols.find("haversine_km"))
+    store = engine.indexer.store
+    assert store.count("functions", Where(paths=["crates/geo/src/lib.rs"])) == 0
+    assert store.count("files", Where(paths=["src/billing/discount.py"])) == 0
+    await engine.close()
+
+
+def test_qdrant_client_backend_through_the_engine(repo: Path) -> None:
+    engine = open_engine(
+        repo, AGENTIC_LSP_INDEX__STORE="qdrant", AGENTIC_LSP_INDEX__QDRANT_URL=":memory:"
+    )
+    engine.sync_blocking()
+    response = asyncio.run(engine.search("value added tax rate by country", limit=3))
+    assert response.results[0].symbol == "vat_rate"
+    close(engine)
