@@ -1,0 +1,273 @@
+"""Commits of accepted changesets, made with pygit2 (libgit2) and touching nothing else.
+
+A commit is built from HEAD's tree with only the accepted paths replaced, so it contains exactly
+the accepted files whatever else the user has staged. Afterwards only those paths' index entries
+are updated (to the committed blobs); other index entries, the working tree and untracked files
+are left as they were. Nothing here resets, cleans or checks out.
+
+libgit2 runs no git hooks: ``pre-commit``, ``commit-msg`` and ``post-commit`` hooks of the
+repository are *not* run for these commits (review them with the user's own tooling if needed).
+Content is passed through the repository's clean filters (``.gitattributes`` ``text``/``eol``,
+``core.autocrlf``) before it is stored, as ``git add`` would.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from pathlib import Path, PurePosixPath
+
+import pygit2
+from pygit2.enums import FileMode, FilterMode, RepositoryState
+
+from agentic_lsp.changes.changeset import AcceptRecord
+from agentic_lsp.errors import ChangesetError
+
+log = logging.getLogger(__name__)
+
+_FALLBACK_SIGNATURE = ("agentic-lsp", "agentic-lsp@localhost")
+_STATE_NAMES = {
+    RepositoryState.MERGE: "a merge",
+    RepositoryState.REVERT: "a revert",
+    RepositoryState.REVERT_SEQUENCE: "a revert",
+    RepositoryState.CHERRYPICK: "a cherry-pick",
+    RepositoryState.CHERRYPICK_SEQUENCE: "a cherry-pick",
+    RepositoryState.BISECT: "a bisect",
+    RepositoryState.REBASE: "a rebase",
+    RepositoryState.REBASE_INTERACTIVE: "a rebase",
+    RepositoryState.REBASE_MERGE: "a rebase",
+    RepositoryState.APPLY_MAILBOX: "git am",
+    RepositoryState.APPLY_MAILBOX_OR_REBASE: "git am or a rebase",
+}
+
+
+def commit_message(message: str, run_id: str, changeset_id: str) -> str:
+    """``message`` (summary line, then body) followed by the agentic-lsp trailers."""
+    summary, _, body = (message.strip() or "Apply agentic changeset").partition("\n")
+    parts = [" ".join(summary.split())]
+    if body.strip():
+        parts.append(body.strip())
+    parts.append(f"Agentic-Run: {run_id}\nAgentic-Changeset: {changeset_id}")
+    return "\n\n".join(parts) + "\n"
+
+
+class GitTracker:
+    """The git repository holding a workspace, or a no-op when there is none."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(os.path.realpath(root))
+        found = pygit2.discover_repository(str(self.root))
+        self.repo: pygit2.Repository | None = pygit2.Repository(found) if found else None
+
+    @property
+    def available(self) -> bool:
+        return self.repo is not None
+
+    def commit_refusal(self) -> str | None:
+        """Why a commit cannot be made now (``None``: it can)."""
+        repo = self.repo
+        if repo is None:
+            return "the workspace is not in a git repository; files were written but not committed"
+        if repo.is_bare:
+            return "the repository is bare; nothing can be committed from a work tree"
+        if repo.head_is_detached:
+            return "HEAD is detached; check out a branch to have accepted changes committed"
+        state = repo.state()
+        if state != RepositoryState.NONE:
+            doing = _STATE_NAMES.get(state, "another git operation")
+            return f"{doing} is in progress; finish or abort it to have changes committed"
+        repo.index.read(False)
+        if repo.index.conflicts is not None:
+            return "the index has unresolved conflicts; resolve them to have changes committed"
+        return None
+
+    def repo_path(self, rel: str) -> str:
+        """Repository-relative POSIX path of a workspace-relative path."""
+        repo = self._require()
+        workdir = Path(os.path.realpath(repo.workdir))
+        full = self.root / rel
+        return PurePosixPath(*full.relative_to(workdir).parts).as_posix()
+
+    def ignored_untracked(self, paths: Iterable[str]) -> list[str]:
+        """Workspace paths git ignores and does not track: they are never committed."""
+        repo = self._require()
+        repo.index.read(False)
+        tree = self._head_tree()
+        result = []
+        for rel in paths:
+            path = self.repo_path(rel)
+            tracked = path in repo.index or (tree is not None and _tree_has(tree, path))
+            if not tracked and repo.path_is_ignored(path):
+                result.append(rel)
+        return result
+
+    def commit_accepted(
+        self,
+        paths: Iterable[str],
+        message: str,
+        trailer_run_id: str,
+        changeset_id: str = "",
+        *,
+        contents: Mapping[str, bytes | None] | None = None,
+    ) -> str | None:
+        """Commit exactly ``paths`` (workspace-relative) on top of HEAD; return the commit id.
+
+        ``message`` is the summary line and an optional body; the ``Agentic-Run`` and
+        ``Agentic-Changeset`` trailers are appended.
+        ``contents`` gives each path's new bytes (``None``: deleted); by default they are read
+        from the working tree. Ignored untracked paths are left out. Returns ``None`` when the
+        result equals HEAD (nothing to commit). Raises :class:`ChangesetError` when
+        :meth:`commit_refusal` says no.
+        """
+        wanted = list(paths)
+        data = dict(contents) if contents is not None else {p: self._read(p) for p in wanted}
+        skipped = set(self.ignored_untracked(wanted))
+        chosen = {p: data[p] for p in wanted if p not in skipped}
+        text = commit_message(message, trailer_run_id, changeset_id)
+        return self.commit_paths(chosen, text)
+
+    def commit_paths(self, contents: Mapping[str, bytes | None], message: str) -> str | None:
+        """Commit ``contents`` (workspace path → bytes, ``None`` = removed) on top of HEAD."""
+        refusal = self.commit_refusal()
+        if refusal:
+            raise ChangesetError(refusal, "run git yourself once the repository is ready")
+        repo = self._require()
+        base = self._head_tree()
+        staging = pygit2.Index()
+        if base is not None:
+            staging.read_tree(base)
+        entries: dict[str, pygit2.IndexEntry | None] = {}
+        for rel, data in contents.items():
+            path = self.repo_path(rel)
+            if data is None:
+                if path in staging:
+                    staging.remove(path)
+                entries[path] = None
+                continue
+            mode = FileMode(staging[path].mode) if path in staging else self._disk_mode(rel)
+            entry = pygit2.IndexEntry(path, repo.create_blob(self._clean(path, data)), mode)
+            staging.add(entry)
+            entries[path] = entry
+        tree_id = staging.write_tree(repo)
+        if base is not None and tree_id == base.id:
+            return None
+        parents = [] if repo.head_is_unborn else [repo.head.target]
+        signature = _signature(repo)
+        try:
+            commit_id = repo.create_commit("HEAD", signature, signature, message, tree_id, parents)
+        except pygit2.GitError as exc:
+            raise ChangesetError(
+                f"git refused the commit: {exc}", "HEAD may have moved; commit by hand with git"
+            ) from exc
+        self._update_index(entries)
+        log.info("committed %s (%d paths)", commit_id, len(entries))
+        return str(commit_id)
+
+    def check_revertible(self, record: AcceptRecord) -> None:
+        """Refuse (with a hint) when ``record``'s commit cannot be reverted path by path."""
+        if not record.commit_id:
+            return
+        refusal = self.commit_refusal()
+        if refusal:
+            raise ChangesetError(f"cannot revert commit {record.commit_id}: {refusal}")
+        repo = self._require()
+        try:
+            commit = repo[record.commit_id].peel(pygit2.Commit)
+        except (KeyError, ValueError) as exc:
+            raise ChangesetError(
+                f"commit {record.commit_id} of this accept is not in the repository",
+                "restore the files by hand or from your history",
+            ) from exc
+        head = self._head_tree()
+        moved = [
+            w.path
+            for w in record.writes
+            if _blob_id(head, self.repo_path(w.path))
+            != _blob_id(commit.tree, self.repo_path(w.path))
+        ]
+        if moved:
+            raise ChangesetError(
+                f"{', '.join(moved)} changed in a later commit than {record.commit_id[:10]}",
+                "revert by hand with git: an automatic revert would undo later work",
+            )
+
+    def commit_revert(self, record: AcceptRecord) -> str | None:
+        """A new commit giving the accepted paths back their blobs from before the accept."""
+        self.check_revertible(record)
+        repo = self._require()
+        assert record.commit_id is not None
+        commit = repo[record.commit_id].peel(pygit2.Commit)
+        parent = commit.parents[0].tree if commit.parents else None
+        contents: dict[str, bytes | None] = {}
+        for write in record.writes:
+            blob_id = _blob_id(parent, self.repo_path(write.path))
+            contents[write.path] = None if blob_id is None else repo[blob_id].read_raw()
+        summary = commit.message.strip().partition("\n")[0]
+        message = commit_message(
+            f'Revert "{summary}"\n\nThis reverts commit {record.commit_id} for these paths only.',
+            record.run_id,
+            record.changeset_id,
+        )
+        return self.commit_paths(contents, message)
+
+    def _clean(self, path: str, data: bytes) -> bytes:
+        filters = self._require().load_filter_list(path, FilterMode.TO_ODB)
+        return filters.apply_to_buffer(data) if filters is not None else data
+
+    def _update_index(self, entries: Mapping[str, pygit2.IndexEntry | None]) -> None:
+        index = self._require().index
+        index.read(True)
+        for path, entry in entries.items():
+            if entry is None:
+                if path in index:
+                    index.remove(path)
+            else:
+                index.add(entry)
+        index.write()
+
+    def _head_tree(self) -> pygit2.Tree | None:
+        repo = self._require()
+        if repo.head_is_unborn:
+            return None
+        return repo.head.peel(pygit2.Commit).tree
+
+    def _disk_mode(self, rel: str) -> FileMode:
+        try:
+            executable = os.stat(self.root / rel).st_mode & stat.S_IXUSR
+        except OSError:
+            executable = 0
+        return FileMode.BLOB_EXECUTABLE if executable else FileMode.BLOB
+
+    def _read(self, rel: str) -> bytes | None:
+        try:
+            return (self.root / rel).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def _require(self) -> pygit2.Repository:
+        if self.repo is None:
+            raise ChangesetError("the workspace is not in a git repository", "run git init")
+        return self.repo
+
+
+def _signature(repo: pygit2.Repository) -> pygit2.Signature:
+    """The user's configured identity; a fixed agentic-lsp one when git has none configured."""
+    try:
+        return repo.default_signature
+    except (KeyError, pygit2.GitError):
+        return pygit2.Signature(*_FALLBACK_SIGNATURE)
+
+
+def _tree_has(tree: pygit2.Tree, path: str) -> bool:
+    return _blob_id(tree, path) is not None
+
+
+def _blob_id(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
+    if tree is None:
+        return None
+    try:
+        return tree[path].id
+    except KeyError:
+        return None
