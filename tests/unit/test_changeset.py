@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentic_lsp.changes.apply import ChangesetApplier
+from agentic_lsp.changes.atomic import FileWrite, write_all_or_nothing
 from agentic_lsp.changes.changeset import (
     AcceptRecord,
     Author,
@@ -20,7 +21,7 @@ from agentic_lsp.changes.changeset import (
     config_flags,
 )
 from agentic_lsp.changes.repository import ChangesetRepository
-from agentic_lsp.errors import ChangesetError, PathOutsideWorkspace
+from agentic_lsp.errors import ChangesetError, PathOutsideWorkspace, StaleChangeset
 
 TEXT = "".join(f"line {i}\n" for i in range(30))
 
@@ -253,3 +254,23 @@ def test_repository_skips_damaged_files_and_survives_threads(tmp_path: Path) -> 
     assert {cs.id for cs in store.list()} == {cs.id for cs in changesets}
     leftovers = [p.name for p in (tmp_path / "store" / "changesets").iterdir()]
     assert not [name for name in leftovers if name.endswith(".agentic-tmp")]
+
+
+def test_checked_group_write_refuses_when_a_file_moved_under_it(tmp_path: Path) -> None:
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_bytes(b"one\n")
+    second.write_bytes(b"edited by the user a moment ago\n")
+    writes = [
+        FileWrite(first, b"ONE\n", None, True, b"one\n"),
+        FileWrite(second, b"TWO\n", None, True, b"two\n"),
+    ]
+    with pytest.raises(StaleChangeset, match=r"second\.txt changed a moment ago"):
+        write_all_or_nothing(writes)
+    assert first.read_bytes() == b"one\n"
+    assert second.read_bytes() == b"edited by the user a moment ago\n"
+    (tmp_path / "folder.txt").mkdir()
+    with pytest.raises(ChangesetError, match="nothing was written"):
+        write_all_or_nothing([FileWrite(first, b"x"), FileWrite(tmp_path / "folder.txt", b"y")])
+    assert first.read_bytes() == b"one\n"
+    write_all_or_nothing([FileWrite(first, b"ONE\n", None, True, b"one\n")])
+    assert first.read_bytes() == b"ONE\n"

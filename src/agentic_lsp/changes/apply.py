@@ -68,7 +68,7 @@ class ChangesetApplier:
     def __init__(self, root: Path, git: GitTracker | None = None) -> None:
         self.root = Path(os.path.realpath(root))
         self.git = git if git is not None else GitTracker(self.root)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def stale_files(self, changeset: Changeset, paths: Iterable[str] | None = None) -> list[str]:
         """Files (of ``paths``, default all) whose disk state differs from the proposal's base."""
@@ -114,26 +114,30 @@ class ChangesetApplier:
 
     def reject_files(self, changeset: Changeset, paths: Iterable[str]) -> None:
         """Mark the pending hunks (and undecided create/delete/rename) of files rejected."""
-        for path in paths:
-            change = changeset.file(path)
-            for hunk in change.hunks:
-                if hunk.status == "pending":
-                    hunk.status = "rejected"
-            if change.status == "pending" and not change.hunks:
-                change.status = "rejected"
-        changeset.refresh_status()
+        with self._lock:
+            for change in [changeset.file(path) for path in paths]:
+                for hunk in change.hunks:
+                    if hunk.status == "pending":
+                        hunk.status = "rejected"
+                if change.status == "pending" and not change.hunks:
+                    change.status = "rejected"
+            changeset.refresh_status()
 
     def reject_hunks(self, changeset: Changeset, path: str, indices: Iterable[int]) -> None:
-        change = changeset.file(path)
-        chosen = sorted(set(indices))
-        if change.op != "modify" and chosen != [h.index for h in change.hunks]:
-            raise ChangesetError(f"{change.op} of {path} is all or nothing", "reject the file")
-        for index in chosen:
-            hunk = change.hunk(index)
-            if hunk.status == "accepted":
-                raise ChangesetError(f"hunk {index} of {path} is already accepted", "roll back")
-            hunk.status = "rejected"
-        changeset.refresh_status()
+        """Mark hunks rejected (a create/delete/rename only as a whole); nothing is written."""
+        with self._lock:
+            change = changeset.file(path)
+            chosen = sorted(set(indices))
+            if change.op != "modify" and chosen != [h.index for h in change.hunks]:
+                raise ChangesetError(f"{change.op} of {path} is all or nothing", "reject the file")
+            hunks = [change.hunk(index) for index in chosen]
+            if accepted := [h.index for h in hunks if h.status == "accepted"]:
+                raise ChangesetError(
+                    f"hunks {accepted} of {path} are already accepted", "roll back"
+                )
+            for hunk in hunks:
+                hunk.status = "rejected"
+            changeset.refresh_status()
 
     def refresh(self, changeset: Changeset) -> RefreshResult:
         """Rebuild stale files' hunks on the current content where the pending hunks still fit.
@@ -145,14 +149,16 @@ class ChangesetApplier:
         and reported as a conflict.
         """
         result = RefreshResult()
-        for change in changeset.files:
-            if (change.pending_indices() or change.status == "pending") and self._is_stale(change):
-                conflict = self._refresh_file(change)
-                if conflict:
-                    result.conflicts.append(conflict)
-                else:
-                    result.refreshed.append(change.path)
-        changeset.refresh_status()
+        with self._lock:
+            for change in changeset.files:
+                undecided = change.pending_indices() or change.status == "pending"
+                if undecided and self._is_stale(change):
+                    conflict = self._refresh_file(change)
+                    if conflict:
+                        result.conflicts.append(conflict)
+                    else:
+                        result.refreshed.append(change.path)
+            changeset.refresh_status()
         return result
 
     def rollback(self, changeset: Changeset | None, record: AcceptRecord) -> AcceptRecord:
@@ -177,7 +183,10 @@ class ChangesetApplier:
                 for w in record.writes
             ]
             write_all_or_nothing(
-                [FileWrite(targets[w.path], _encode(w.before), w.mode) for w in record.writes]
+                [
+                    FileWrite(targets[w.path], _encode(w.before), w.mode, True, _encode(w.after))
+                    for w in record.writes
+                ]
             )
             if record.commit_id:
                 try:
@@ -255,30 +264,27 @@ class ChangesetApplier:
     def _plan(
         self, change: FileChange, indices: list[int], writes: list[FileWrite], record: AcceptRecord
     ) -> None:
+        """Queue the writes for one file and note them (before/after text) in ``record``."""
         source, rel = resolve_target(self.root, change.path)
         mode = file_mode(source)
+        steps: list[tuple[Path, str, str | None, str | None, int | None]] = []
         if change.op == "modify":
             new_text = apply_hunks(change.original or "", change.hunks, indices)
-            writes.append(FileWrite(source, new_text.encode("utf-8"), mode))
-            record.writes.append(
-                PathWrite(path=rel, before=change.original, after=new_text, mode=mode)
-            )
+            steps.append((source, rel, change.original, new_text, mode))
         elif change.op == "create":
-            writes.append(FileWrite(source, _encode(change.proposed), None))
-            record.writes.append(PathWrite(path=rel, before=None, after=change.proposed))
+            steps.append((source, rel, None, change.proposed, None))
         elif change.op == "delete":
-            writes.append(FileWrite(source, None, None))
-            record.writes.append(PathWrite(path=rel, before=change.original, after=None, mode=mode))
+            steps.append((source, rel, change.original, None, mode))
         else:
             target, new_rel = resolve_target(self.root, change.target_path)
-            writes += [
-                FileWrite(target, _encode(change.proposed), mode),
-                FileWrite(source, None, None),
-            ]
-            record.writes += [
-                PathWrite(path=new_rel, before=None, after=change.proposed),
-                PathWrite(path=rel, before=change.original, after=None, mode=mode),
-            ]
+            steps.append((target, new_rel, None, change.proposed, None))
+            steps.append((source, rel, change.original, None, mode))
+        for path, path_rel, before, after, before_mode in steps:
+            new_mode = before_mode if before_mode is not None else mode
+            writes.append(FileWrite(path, _encode(after), new_mode, True, _encode(before)))
+            record.writes.append(
+                PathWrite(path=path_rel, before=before, after=after, mode=before_mode)
+            )
         record.hunks[rel] = indices
 
     def _commit(self, changeset: Changeset, record: AcceptRecord, message: str | None) -> None:

@@ -16,7 +16,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentic_lsp.errors import ChangesetError
+from agentic_lsp.errors import ChangesetError, StaleChangeset
 
 log = logging.getLogger(__name__)
 
@@ -56,25 +56,45 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
 
 @dataclass(frozen=True)
 class FileWrite:
-    """Put ``data`` at ``path`` (``None``: delete it) with permission bits ``mode``."""
+    """Put ``data`` at ``path`` (``None``: delete it) with permission bits ``mode``.
+
+    With ``check`` set, the write only happens if the file still holds ``expected`` (``None``:
+    must not exist), compared in the same pass that snapshots it for restoring.
+    """
 
     path: Path
     data: bytes | None
     mode: int | None = None
+    check: bool = False
+    expected: bytes | None = None
 
 
 def write_all_or_nothing(writes: Sequence[FileWrite]) -> None:
     """Perform every write or, on the first failure, none (earlier ones are undone).
 
     The current bytes and mode of every target are read into memory before the first write;
-    a failure restores the files already replaced or deleted and removes folders created.
+    if a checked file no longer holds what it should, :class:`StaleChangeset` is raised and
+    nothing is written. A write failure restores the files already replaced or deleted and
+    removes folders created, then raises :class:`ChangesetError`.
     """
     originals: dict[Path, tuple[bytes | None, int | None]] = {}
-    done: list[FileWrite] = []
-    made_dirs: list[Path] = []
     try:
         for write in writes:
             originals[write.path] = (read_bytes(write.path), file_mode(write.path))
+    except OSError as exc:
+        raise ChangesetError(
+            f"cannot read {exc.filename}: {exc.strerror or exc}; nothing was written",
+            "make sure the path is a readable regular file",
+        ) from exc
+    moved = [str(w.path) for w in writes if w.check and originals[w.path][0] != w.expected]
+    if moved:
+        raise StaleChangeset(
+            f"{', '.join(moved)} changed a moment ago; nothing was written",
+            "review the current content and try again",
+        )
+    done: list[FileWrite] = []
+    made_dirs: list[Path] = []
+    try:
         for write in writes:
             if write.data is None:
                 if os.path.lexists(write.path):
@@ -85,7 +105,7 @@ def write_all_or_nothing(writes: Sequence[FileWrite]) -> None:
             done.append(write)
     except OSError as exc:
         unrestored = _restore(done, originals, made_dirs)
-        failed = writes[len(done)].path if len(done) < len(writes) else exc.filename
+        failed = writes[len(done)].path
         detail = f"; could not restore {', '.join(unrestored)}" if unrestored else ""
         raise ChangesetError(
             f"could not write {failed}: {exc.strerror or exc}; no file was changed{detail}",
