@@ -1,0 +1,288 @@
+"""Embedded store on qdrant-edge: one ``EdgeShard`` per collection under one directory.
+
+Layout: ``<root>/meta.json`` (written by :mod:`agentic_lsp.index.store`) and
+``<root>/{files,functions,sections}/`` shards. Each shard has a write-ahead log, so a write is
+durable once it returns; :meth:`EdgeStore.flush` persists segments and shortens recovery.
+
+Concurrency: writes are serialised by a lock; reads run without it (qdrant-edge releases the
+GIL and supports concurrent reads during a write). A shard's WAL is locked by the process that
+opened it, so a second process gets :class:`IndexUnavailable`, never a corrupt store.
+
+Segments are not optimised automatically: searches are exact (brute force), a few ms at 50k
+points. :meth:`EdgeStore.optimize` builds HNSW indexes, but takes tens of seconds per 50k
+points on two cores, so call it only when idle.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+
+from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
+from agentic_lsp.index.store import (
+    COLLECTIONS,
+    DENSE,
+    INDEXED_FIELDS,
+    SPARSE,
+    Hit,
+    Point,
+    SparseVector,
+    Where,
+    check_collection,
+    dense_list,
+    hit_from_payload,
+    payload_with_key,
+    point_id,
+)
+
+_BATCH = 1000
+_SCROLL_PAGE = 512
+_IN_USE_MARK = "WouldBlock"
+
+
+def _config(dim: int) -> qe.EdgeConfig:
+    return qe.EdgeConfig(
+        vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+        sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+    )
+
+
+def _in_use_error(root: Path) -> IndexUnavailable:
+    return IndexUnavailable(
+        f"the index at {root} is in use by another agentic-lsp process",
+        "use the running server (editor or `agentic-lsp mcp` bridge) or stop it first",
+    )
+
+
+def ensure_not_in_use(root: Path) -> None:
+    """Raise :class:`IndexUnavailable` if another process holds a shard under ``root``.
+
+    Used before moving a store aside, so a live store of another process is never renamed.
+    Shards that fail to load for other reasons are ignored here (they are going aside anyway).
+    """
+    for name in COLLECTIONS:
+        shard_dir = root / name
+        if not shard_dir.is_dir():
+            continue
+        try:
+            qe.EdgeShard.load(str(shard_dir)).close()
+        except Exception as err:
+            if _IN_USE_MARK in str(err):
+                raise _in_use_error(root) from err
+
+
+class EdgeStore:
+    """:class:`~agentic_lsp.index.store.VectorStore` on qdrant-edge shards under ``root``.
+
+    Build it with :meth:`create` or :meth:`load` (normally through ``open_store``).
+    """
+
+    def __init__(self, root: Path, dim: int, shards: dict[str, qe.EdgeShard]) -> None:
+        self.root = root
+        self.dim = dim
+        self._shards = shards
+        self._write_lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    def create(cls, root: Path, dim: int) -> EdgeStore:
+        """New empty shards with payload indexes; ``root`` must not hold shards yet."""
+        shards: dict[str, qe.EdgeShard] = {}
+        try:
+            for name in COLLECTIONS:
+                shard = qe.EdgeShard.create(str(root / name), _config(dim))
+                shards[name] = shard
+                for field in INDEXED_FIELDS:
+                    shard.update(
+                        qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword)
+                    )
+                shard.flush()
+        except Exception as err:
+            for shard in shards.values():
+                shard.close()
+            raise OSError(f"cannot create shard: {err}") from err
+        return cls(root, dim, shards)
+
+    @classmethod
+    def load(cls, root: Path, dim: int) -> EdgeStore:
+        """Open existing shards, checking their vector config against ``dim``.
+
+        Raises :class:`StoreCorrupt` if a shard is missing or cannot be loaded, and
+        :class:`IndexUnavailable` if another process has it open.
+        """
+        shards: dict[str, qe.EdgeShard] = {}
+        try:
+            for name in COLLECTIONS:
+                shard_dir = root / name
+                if not shard_dir.is_dir():
+                    raise StoreCorrupt(f"collection {name!r} is missing")
+                try:
+                    shard = qe.EdgeShard.load(str(shard_dir), _config(dim))
+                except Exception as err:
+                    if _IN_USE_MARK in str(err):
+                        raise _in_use_error(root) from err
+                    raise StoreCorrupt(f"collection {name!r} cannot be loaded: {err}") from err
+                shards[name] = shard
+                cls._ensure_indexes(shard)
+        except BaseException:
+            for shard in shards.values():
+                shard.close()
+            raise
+        return cls(root, dim, shards)
+
+    @staticmethod
+    def _ensure_indexes(shard: qe.EdgeShard) -> None:
+        present = shard.info().payload_schema
+        for field in INDEXED_FIELDS:
+            if field not in present:
+                shard.update(
+                    qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword)
+                )
+
+    def _shard(self, collection: str) -> qe.EdgeShard:
+        check_collection(collection)
+        if self._closed:
+            raise IndexUnavailable("the index store is closed", "restart the server")
+        return self._shards[collection]
+
+    def _write(self, collection: str, operation: qe.UpdateOperation) -> None:
+        with self._write_lock:
+            self._shard(collection).update(operation)
+
+    def upsert(self, collection: str, points: Sequence[Point]) -> None:
+        for start in range(0, len(points), _BATCH):
+            batch = [self._edge_point(p) for p in points[start : start + _BATCH]]
+            self._write(collection, qe.UpdateOperation.upsert_points(batch))
+
+    def _edge_point(self, point: Point) -> qe.Point:
+        vectors: dict[str, Any] = {}
+        if point.dense is not None:
+            vectors[DENSE] = dense_list(point.dense, self.dim)
+        if point.sparse is not None:
+            vectors[SPARSE] = qe.SparseVector(list(point.sparse.indices), list(point.sparse.values))
+        return qe.Point(point_id(point.key), vectors, payload_with_key(point))
+
+    def set_dense(self, collection: str, vectors: Sequence[tuple[str, Sequence[float]]]) -> None:
+        for start in range(0, len(vectors), _BATCH):
+            batch = {
+                point_id(k): dense_list(v, self.dim) for k, v in vectors[start : start + _BATCH]
+            }
+            with self._write_lock:
+                shard = self._shard(collection)
+                existing = shard.retrieve(list(batch), False, False)
+                updates = [qe.PointVectors(r.id, {DENSE: batch[str(r.id)]}) for r in existing]
+                if updates:
+                    shard.update(qe.UpdateOperation.update_vectors(updates))
+
+    def delete_keys(self, collection: str, keys: Sequence[str]) -> None:
+        if keys:
+            ids: list[qe.PointId] = [point_id(k) for k in keys]
+            self._write(collection, qe.UpdateOperation.delete_points(ids))
+
+    def delete_paths(self, collection: str, paths: Sequence[str]) -> None:
+        if paths:
+            flt = _filter(Where(paths=paths))
+            assert flt is not None
+            self._write(collection, qe.UpdateOperation.delete_points_by_filter(flt))
+
+    def get(self, collection: str, keys: Sequence[str]) -> list[Hit]:
+        if not keys:
+            return []
+        records = self._shard(collection).retrieve([point_id(k) for k in keys], True, False)
+        return [hit_from_payload(r.payload, 0.0) for r in records]
+
+    def search_dense(
+        self, collection: str, vector: Sequence[float], limit: int, where: Where | None = None
+    ) -> list[Hit]:
+        query = qe.Query.Nearest(dense_list(vector, self.dim), using=DENSE)
+        return self._query(collection, query, limit, where)
+
+    def search_sparse(
+        self, collection: str, vector: SparseVector, limit: int, where: Where | None = None
+    ) -> list[Hit]:
+        if not vector.indices:
+            return []
+        sparse = qe.SparseVector(list(vector.indices), list(vector.values))
+        return self._query(collection, qe.Query.Nearest(sparse, using=SPARSE), limit, where)
+
+    def _query(
+        self, collection: str, query: qe.Query, limit: int, where: Where | None
+    ) -> list[Hit]:
+        if limit <= 0 or (where is not None and where.matches_nothing()):
+            return []
+        request = qe.QueryRequest(
+            limit=limit, query=query, filter=_filter(where), with_payload=True, with_vector=False
+        )
+        return [
+            hit_from_payload(p.payload, p.score) for p in self._shard(collection).query(request)
+        ]
+
+    def scroll(
+        self, collection: str, where: Where | None = None, limit: int | None = None
+    ) -> Iterator[Hit]:
+        if where is not None and where.matches_nothing():
+            return
+        flt = _filter(where)
+        offset: qe.PointId | None = None
+        remaining = limit
+        while remaining is None or remaining > 0:
+            page = _SCROLL_PAGE if remaining is None else min(_SCROLL_PAGE, remaining)
+            request = qe.ScrollRequest(
+                offset=offset, limit=page, filter=flt, with_payload=True, with_vector=False
+            )
+            records, offset = self._shard(collection).scroll(request)
+            for record in records:
+                yield hit_from_payload(record.payload, 0.0)
+            if remaining is not None:
+                remaining -= len(records)
+            if offset is None or not records:
+                return
+
+    def count(self, collection: str, where: Where | None = None) -> int:
+        if where is not None and where.matches_nothing():
+            return 0
+        return self._shard(collection).count(qe.CountRequest(exact=True, filter=_filter(where)))
+
+    def optimize(self) -> bool:
+        """Build HNSW indexes and merge segments (slow; for idle time). True if anything ran."""
+        with self._write_lock:
+            return any([self._shard(name).optimize() for name in COLLECTIONS])
+
+    def flush(self) -> None:
+        with self._write_lock:
+            for name in COLLECTIONS:
+                self._shard(name).flush()
+
+    def close(self) -> None:
+        """Flush and release the shards (and their WAL locks). Idempotent."""
+        with self._write_lock:
+            if self._closed:
+                return
+            self._closed = True
+            failure: Exception | None = None
+            for shard in self._shards.values():
+                try:
+                    shard.flush()
+                except Exception as err:
+                    failure = failure or err
+                shard.close()
+            if failure is not None:
+                raise IndexUnavailable(f"could not flush the index at {self.root}: {failure}")
+
+
+def _filter(where: Where | None) -> qe.Filter | None:
+    if where is None:
+        return None
+    must: list[qe.ConditionType] = [
+        qe.FieldCondition(name, match=qe.MatchAny(values)) for name, values in where.field_values()
+    ]
+    must_not: list[qe.ConditionType] = []
+    if where.has_dense is not None:
+        (must if where.has_dense else must_not).append(qe.HasVectorCondition(DENSE))
+    if not must and not must_not:
+        return None
+    return qe.Filter(must=must or None, must_not=must_not or None)

@@ -1,0 +1,354 @@
+"""Store on a Qdrant server through qdrant-client (also works with ``QdrantClient(":memory:")``).
+
+Collection naming: ``agentic_lsp-<namespace>-<collection>-s<schema>-<fingerprint>`` where the
+fingerprint hashes (dim, model id). A workspace that switches models therefore gets new
+collections instead of mixing vector sizes; the old ones are left untouched on the server (the
+open message lists them so a user can drop them). If a collection with our exact name exists
+but has the wrong vector layout (made by hand), it is dropped and recreated: the name is ours
+and the index is derived data.
+
+Concurrency: writes are serialised by a lock. Reads go straight to the server; with the
+in-process client (not thread-safe) every call takes the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import httpx
+from qdrant_client import QdrantClient
+from qdrant_client import models as qm
+from qdrant_client.http.exceptions import ApiException, UnexpectedResponse
+from qdrant_client.local.qdrant_local import QdrantLocal
+
+from agentic_lsp.errors import IndexUnavailable
+from agentic_lsp.index.store import (
+    COLLECTIONS,
+    DENSE,
+    INDEXED_FIELDS,
+    SCHEMA_VERSION,
+    SPARSE,
+    Hit,
+    OpenedStore,
+    Point,
+    SparseVector,
+    Where,
+    check_collection,
+    dense_list,
+    hit_from_payload,
+    payload_with_key,
+    point_id,
+)
+
+_BATCH = 256
+_SCROLL_PAGE = 512
+_PREFIX = "agentic_lsp"
+
+
+def collection_names(namespace: str, dim: int, model_id: str) -> dict[str, str]:
+    """Server collection name for each of our collections (see module docstring)."""
+    safe_ns = re.sub(r"[^A-Za-z0-9_]+", "_", namespace).strip("_")[:64] or "default"
+    fingerprint = hashlib.blake2b(f"{dim}:{model_id}".encode(), digest_size=4).hexdigest()
+    return {
+        name: f"{_PREFIX}-{safe_ns}-{name}-s{SCHEMA_VERSION}-{fingerprint}" for name in COLLECTIONS
+    }
+
+
+def open_server_store(
+    url_or_client: str | QdrantClient,
+    *,
+    api_key: str | None = None,
+    dim: int,
+    model_id: str,
+    namespace: str = "default",
+    timeout_s: int = 10,
+) -> OpenedStore:
+    """Connect (``":memory:"`` = in-process), create missing collections, return the store."""
+    if isinstance(url_or_client, QdrantClient):
+        client, owns, where_ = url_or_client, False, "the given Qdrant client"
+    elif url_or_client == ":memory:":
+        client, owns, where_ = QdrantClient(location=":memory:"), True, ":memory:"
+    else:
+        client = QdrantClient(
+            url=url_or_client, api_key=api_key, timeout=timeout_s, check_compatibility=False
+        )
+        owns, where_ = True, url_or_client
+    try:
+        store = QdrantServerStore(
+            client,
+            dim=dim,
+            model_id=model_id,
+            namespace=namespace,
+            location=where_,
+            owns_client=owns,
+        )
+        message = store.prepare()
+    except BaseException:
+        if owns:
+            client.close()
+        raise
+    return OpenedStore(store, None, message)
+
+
+class QdrantServerStore:
+    """:class:`~agentic_lsp.index.store.VectorStore` on a Qdrant server (or in-process client).
+
+    Call :meth:`prepare` once (``open_server_store`` does) before using it.
+    """
+
+    def __init__(
+        self,
+        client: QdrantClient,
+        *,
+        dim: int,
+        model_id: str,
+        namespace: str = "default",
+        location: str = "Qdrant",
+        owns_client: bool = False,
+    ) -> None:
+        self.dim = dim
+        self.names = collection_names(namespace, dim, model_id)
+        self._namespace_prefix = self.names[COLLECTIONS[0]].rsplit("-", 3)[0] + "-"
+        self._client = client
+        self._location = location
+        self._owns_client = owns_client
+        self._local = isinstance(getattr(client, "_client", None), QdrantLocal)
+        self._lock = threading.RLock()
+        self._closed = False
+
+    def prepare(self) -> str:
+        """Create missing collections and payload indexes; returns a message for the log."""
+        with self._writing():
+            existing = {c.name for c in self._client.get_collections().collections}
+            notes: list[str] = []
+            for server_name in self.names.values():
+                if server_name in existing and not self._layout_ok(server_name):
+                    self._client.delete_collection(server_name)
+                    existing.discard(server_name)
+                    notes.append(f"recreated {server_name} (wrong vector layout)")
+                if server_name not in existing:
+                    self._create(server_name)
+            ours = set(self.names.values())
+            stale = sorted(
+                n for n in existing if n.startswith(self._namespace_prefix) and n not in ours
+            )
+            if stale:
+                notes.append(
+                    "collections of another model/schema left untouched: " + ", ".join(stale)
+                )
+        return "; ".join([f"using Qdrant collections at {self._location}", *notes])
+
+    def _layout_ok(self, server_name: str) -> bool:
+        params = self._client.get_collection(server_name).config.params
+        dense = params.vectors.get(DENSE) if isinstance(params.vectors, dict) else None
+        sparse = (params.sparse_vectors or {}).get(SPARSE)
+        return (
+            dense is not None
+            and dense.size == self.dim
+            and dense.distance == qm.Distance.COSINE
+            and sparse is not None
+            and sparse.modifier == qm.Modifier.IDF
+        )
+
+    def _create(self, server_name: str) -> None:
+        self._client.create_collection(
+            server_name,
+            vectors_config={DENSE: qm.VectorParams(size=self.dim, distance=qm.Distance.COSINE)},
+            sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
+        )
+        if not self._local:  # the in-process client ignores payload indexes (and warns)
+            for field in INDEXED_FIELDS:
+                self._client.create_payload_index(
+                    server_name, field, qm.PayloadSchemaType.KEYWORD, wait=True
+                )
+
+    @contextlib.contextmanager
+    def _server_errors(self) -> Iterator[None]:
+        if self._closed:
+            raise IndexUnavailable("the index store is closed", "restart the server")
+        try:
+            yield
+        except UnexpectedResponse as err:
+            hint = (
+                "check index.qdrant_api_key"
+                if err.status_code in (401, 403)
+                else "check the Qdrant server logs and index.qdrant_url"
+            )
+            raise IndexUnavailable(f"Qdrant at {self._location} answered: {err}", hint) from err
+        except (ApiException, httpx.HTTPError, OSError) as err:
+            raise IndexUnavailable(
+                f"cannot reach Qdrant at {self._location}: {err}",
+                "check index.qdrant_url (is the server running?) or use index.store = 'edge'",
+            ) from err
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        with self._lock, self._server_errors():
+            yield
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        with self._lock if self._local else contextlib.nullcontext(), self._server_errors():
+            yield
+
+    def _name(self, collection: str) -> str:
+        check_collection(collection)
+        return self.names[collection]
+
+    def upsert(self, collection: str, points: Sequence[Point]) -> None:
+        name = self._name(collection)
+        for start in range(0, len(points), _BATCH):
+            batch = [self._point(p) for p in points[start : start + _BATCH]]
+            with self._writing():
+                self._client.upsert(name, batch, wait=True)
+
+    def _point(self, point: Point) -> qm.PointStruct:
+        vectors: dict[str, Any] = {}
+        if point.dense is not None:
+            vectors[DENSE] = dense_list(point.dense, self.dim)
+        if point.sparse is not None:
+            vectors[SPARSE] = qm.SparseVector(
+                indices=list(point.sparse.indices), values=list(point.sparse.values)
+            )
+        return qm.PointStruct(
+            id=point_id(point.key), vector=vectors, payload=payload_with_key(point)
+        )
+
+    def set_dense(self, collection: str, vectors: Sequence[tuple[str, Sequence[float]]]) -> None:
+        name = self._name(collection)
+        for start in range(0, len(vectors), _BATCH):
+            batch = {
+                point_id(k): dense_list(v, self.dim) for k, v in vectors[start : start + _BATCH]
+            }
+            with self._writing():
+                existing = self._client.retrieve(
+                    name, list(batch), with_payload=False, with_vectors=False
+                )
+                updates = [
+                    qm.PointVectors(id=r.id, vector={DENSE: batch[str(r.id)]}) for r in existing
+                ]
+                if updates:
+                    self._client.update_vectors(name, updates, wait=True)
+
+    def delete_keys(self, collection: str, keys: Sequence[str]) -> None:
+        name = self._name(collection)
+        if keys:
+            selector = qm.PointIdsList(points=[point_id(k) for k in keys])
+            with self._writing():
+                self._client.delete(name, selector, wait=True)
+
+    def delete_paths(self, collection: str, paths: Sequence[str]) -> None:
+        name = self._name(collection)
+        if paths:
+            flt = _filter(Where(paths=paths))
+            assert flt is not None
+            selector = qm.FilterSelector(filter=flt)
+            with self._writing():
+                self._client.delete(name, selector, wait=True)
+
+    def get(self, collection: str, keys: Sequence[str]) -> list[Hit]:
+        name = self._name(collection)
+        if not keys:
+            return []
+        with self._reading():
+            records = self._client.retrieve(
+                name, [point_id(k) for k in keys], with_payload=True, with_vectors=False
+            )
+        return [hit_from_payload(r.payload, 0.0) for r in records]
+
+    def search_dense(
+        self, collection: str, vector: Sequence[float], limit: int, where: Where | None = None
+    ) -> list[Hit]:
+        return self._query(collection, dense_list(vector, self.dim), DENSE, limit, where)
+
+    def search_sparse(
+        self, collection: str, vector: SparseVector, limit: int, where: Where | None = None
+    ) -> list[Hit]:
+        if not vector.indices:
+            return []
+        sparse = qm.SparseVector(indices=list(vector.indices), values=list(vector.values))
+        return self._query(collection, sparse, SPARSE, limit, where)
+
+    def _query(
+        self, collection: str, query: Any, using: str, limit: int, where: Where | None
+    ) -> list[Hit]:
+        name = self._name(collection)
+        if limit <= 0 or (where is not None and where.matches_nothing()):
+            return []
+        with self._reading():
+            response = self._client.query_points(
+                name,
+                query=query,
+                using=using,
+                query_filter=_filter(where),
+                limit=limit,
+                with_payload=True,
+                with_vectors=False,
+            )
+        return [hit_from_payload(p.payload, p.score) for p in response.points]
+
+    def scroll(
+        self, collection: str, where: Where | None = None, limit: int | None = None
+    ) -> Iterator[Hit]:
+        name = self._name(collection)
+        if where is not None and where.matches_nothing():
+            return
+        flt = _filter(where)
+        offset: Any = None
+        remaining = limit
+        while remaining is None or remaining > 0:
+            page = _SCROLL_PAGE if remaining is None else min(_SCROLL_PAGE, remaining)
+            with self._reading():
+                records, offset = self._client.scroll(
+                    name,
+                    scroll_filter=flt,
+                    limit=page,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=False,
+                )
+            for record in records:
+                yield hit_from_payload(record.payload, 0.0)
+            if remaining is not None:
+                remaining -= len(records)
+            if offset is None or not records:
+                return
+
+    def count(self, collection: str, where: Where | None = None) -> int:
+        name = self._name(collection)
+        if where is not None and where.matches_nothing():
+            return 0
+        with self._reading():
+            return self._client.count(name, count_filter=_filter(where), exact=True).count
+
+    def flush(self) -> None:
+        """Nothing to do: every write waits for the server (``wait=True``)."""
+
+    def close(self) -> None:
+        """Close the client if this store created it. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._owns_client:
+                self._client.close()
+
+
+def _filter(where: Where | None) -> qm.Filter | None:
+    if where is None:
+        return None
+    must: list[Any] = [
+        qm.FieldCondition(key=name, match=qm.MatchAny(any=values))
+        for name, values in where.field_values()
+    ]
+    must_not: list[Any] = []
+    if where.has_dense is not None:
+        (must if where.has_dense else must_not).append(qm.HasVectorCondition(has_vector=DENSE))
+    if not must and not must_not:
+        return None
+    return qm.Filter(must=must or None, must_not=must_not or None)
