@@ -79,3 +79,17 @@ class DocSection:
     start_line: int
     end_line: int
     text: str
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """The syntax node at a position (for the ``get_ast_node`` tool)."""
+
+    kind: str  # tree-sitter node type, e.g. "call_expression"
+    start_line: int
+    end_line: int
+    start_col: int
+    end_col: int
+    excerpt: str  # the node's text, bounded
+    symbol: str | None  # qualname of the innermost enclosing symbol, if any
+    ancestors: tuple[str, ...] = ()  # node types from the parent outwards (bounded)
