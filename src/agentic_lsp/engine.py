@@ -7,11 +7,12 @@ All blocking work goes through ``asyncio.to_thread``; the event loop only awaits
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.errors import Cancelled
@@ -22,6 +23,10 @@ from agentic_lsp.index.search import Searcher, SearchResponse
 from agentic_lsp.index.store import OpenedStore, open_store
 from agentic_lsp.index.sync import Watcher
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
+
+if TYPE_CHECKING:
+    from agentic_lsp.changes.service import ChangeService
+    from agentic_lsp.workflows.service import WorkflowService
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +102,20 @@ class Engine:
         if self._indexer is None:
             raise RuntimeError("Engine.open() has not run")
         return self._indexer
+
+    @functools.cached_property
+    def changes(self) -> ChangeService:
+        """Changesets: propose, show, accept/reject (whole, file, hunk), rollback."""
+        from agentic_lsp.changes.service import ChangeService
+
+        return ChangeService(self)
+
+    @functools.cached_property
+    def workflows(self) -> WorkflowService:
+        """Workflow runs: list, start (returns a run id at once), cancel, refine, reports."""
+        from agentic_lsp.workflows.service import WorkflowService
+
+        return WorkflowService(self)
 
     @property
     def searcher(self) -> Searcher:

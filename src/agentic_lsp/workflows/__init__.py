@@ -1,0 +1,1 @@
+"""Multi-agent workflows: YAML definitions, planning, a LangGraph state machine, run events."""

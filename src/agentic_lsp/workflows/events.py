@@ -1,0 +1,65 @@
+"""Run events and reports: the contract between the workflow runner and the adapters.
+
+The LSP adapter forwards events as ``agentic/event`` notifications and ``$/progress``; the MCP
+adapter as progress notifications; the CLI prints them. Plain data only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+EventKind = Literal[
+    "run_started",
+    "orchestrator_decision",  # data: workflow, reasoning, stages {id: planned|skipped, why}
+    "plan",  # data: stages, routing table, mermaid
+    "stage_started",  # data: stage, attempt
+    "stage_finished",  # data: stage, attempt, ok, summary
+    "routing",  # data: from, to, reason ("success" | "retry" | "failure")
+    "retrieval",  # data: stage, queries, files, snippets, tokens, adaptive
+    "changeset_ready",  # data: changeset_id, files, diff_stats
+    "run_finished",  # data: status, changeset_id, report summary
+    "log",  # data: message, level
+]
+
+RunStatus = Literal["running", "succeeded", "failed", "aborted", "cancelled"]
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    run_id: str
+    kind: EventKind
+    data: dict[str, Any] = field(default_factory=dict)
+    ts: float = field(default_factory=time.time)
+
+
+EventSink = Callable[[RunEvent], Any]
+
+
+@dataclass
+class StageOutcome:
+    stage: str
+    attempt: int
+    ok: bool
+    summary: str
+    agent_outputs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RunReport:
+    run_id: str
+    task: str
+    workflow: str | None
+    status: RunStatus = "running"
+    reasoning: str = ""
+    planned_stages: list[str] = field(default_factory=list)
+    skipped_stages: dict[str, str] = field(default_factory=dict)
+    outcomes: list[StageOutcome] = field(default_factory=list)
+    routing: list[tuple[str, str, str]] = field(default_factory=list)  # (from, to, reason)
+    changeset_id: str | None = None
+    test_output: str = ""
+    error: str = ""
+    provider: str = ""  # e.g. "scripted (test double, not a real model)"
+    events: list[RunEvent] = field(default_factory=list)
