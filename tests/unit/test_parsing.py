@@ -473,3 +473,69 @@ def test_syntax_errors_locate_problems() -> None:
     assert missing and missing[0][0] == 2
     go = syntax_errors("go", "package p\nfunc f() {\n\tx := \n}\n")
     assert go and go[0][0] in (3, 4)
+
+
+def test_comment_blocks_must_touch_the_definition() -> None:
+    source = (
+        "// detached: a blank line follows\n\n"
+        "function a() {}\n"
+        "let x = 1; // trailing comment of x\n"
+        "function b() {}\n"
+        "/*\n * Star block\n *   indented line\n */\n"
+        "function c() {}\n"
+    )
+    docs = {s.name: s.doc for s in parse_file("d.js", "javascript", source).symbols}
+    assert docs == {"a": "", "b": "", "c": "Star block\n  indented line"}
+
+
+def test_rust_inner_doc_and_attributes_between_doc_and_item() -> None:
+    source = (
+        "//! Crate docs.\n//! Second line.\n\n"
+        "/// Documented.\n#[derive(Debug)]\n#[allow(dead_code)]\nstruct S;\n"
+    )
+    parsed = parse_file("lib.rs", "rust", source)
+    assert parsed.module_doc == "Crate docs.\nSecond line."
+    assert [(s.name, s.doc, s.start_line) for s in parsed.symbols] == [("S", "Documented.", 7)]
+
+
+def test_license_header_is_not_the_module_doc() -> None:
+    source = (
+        "// Copyright 2024 Example Corp.\n// SPDX-License-Identifier: MIT\n\n"
+        "// Package cache keeps hot rows.\npackage cache\n"
+    )
+    assert parse_file("c.go", "go", source).module_doc == "Package cache keeps hot rows."
+    java = "/** Docs of the class, not the file. */\npublic class A {}\n"
+    parsed = parse_file("A.java", "java", java)
+    assert parsed.module_doc == "" and parsed.symbols[0].doc == "Docs of the class, not the file."
+
+
+def test_csharp_xml_doc_is_flattened() -> None:
+    source = (
+        "class C {\n"
+        '    /// <summary>Sums <paramref name="a"/> and b.</summary>\n'
+        '    /// <param name="a">First.</param>\n'
+        "    /// <returns>The sum.</returns>\n"
+        "    int Add(int a, int b) => a + b;\n}\n"
+    )
+    method = parse_file("C.cs", "csharp", source).symbols[1]
+    assert method.qualname == "C.Add"
+    assert method.doc == "Sums a and b.\na: First.\nThe sum."
+
+
+def test_commonjs_and_prototype_assignments_are_functions() -> None:
+    source = (
+        "/** Parses s. */\n"
+        "module.exports.parse = function (s) { return s; };\n"
+        "Foo.prototype.bar = async (x) => x;\n"
+        "exports.baz = function named() {};\n"
+        "window.count = 1;\n"
+        "function outer() { inner = () => 1; }\n"
+    )
+    parsed = parse_file("cjs.js", "javascript", source)
+    got = [(s.kind, s.qualname, s.parent, s.doc) for s in parsed.symbols]
+    assert got == [
+        ("function", "parse", None, "Parses s."),
+        ("method", "Foo.bar", "Foo", ""),
+        ("function", "baz", None, ""),
+        ("function", "outer", None, ""),
+    ]

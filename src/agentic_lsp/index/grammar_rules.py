@@ -57,6 +57,7 @@ _JS_DEFS: dict[str, Def] = {
     "method_definition": Def("method"),
     "variable_declarator": Def("function", name="@js_declarator", body=None),
     "field_definition": Def("method", name="@js_field", body=None),
+    "assignment_expression": Def("function", name="@js_assignment", body=None),
 }
 _TS_DEFS: dict[str, Def] = {
     **_JS_DEFS,
@@ -91,7 +92,14 @@ def _js_rules(definitions: dict[str, Def]) -> LanguageRules:
     return LanguageRules(
         definitions=definitions,
         containers=_JS_CONTAINERS,
-        wrappers=frozenset({"export_statement", "lexical_declaration", "variable_declaration"}),
+        wrappers=frozenset(
+            {
+                "export_statement",
+                "lexical_declaration",
+                "variable_declaration",
+                "expression_statement",
+            }
+        ),
         imports={
             "import_statement": "js_import",
             "export_statement": "js_import",

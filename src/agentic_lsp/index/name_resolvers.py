@@ -106,6 +106,32 @@ def _js_declarator(walker: SymbolWalker, node: Node, rule: Def, scope: Scope) ->
     return None
 
 
+def _js_assignment(walker: SymbolWalker, node: Node, rule: Def, scope: Scope) -> Named | None:
+    """CommonJS and prototype style: ``exports.parse = function…``, ``Foo.prototype.bar = …``."""
+    left = node.child_by_field_name("left")
+    right = node.child_by_field_name("right")
+    if left is None or right is None or right.type not in _JS_FUNCTION_VALUES:
+        return None
+    if scope.kind not in (None, "namespace", "module"):
+        return None
+    if left.type == "identifier":
+        return Named(node_text(left), left, body=right.child_by_field_name("body"))
+    name_node = left.child_by_field_name("property")
+    owner = left.child_by_field_name("object")
+    if left.type != "member_expression" or name_node is None or owner is None:
+        return None
+    owner_text = node_text(owner)
+    body = right.child_by_field_name("body")
+    if owner_text in ("exports", "module.exports"):
+        return Named(node_text(name_node), name_node, body=body)
+    if owner_text.endswith(".prototype"):
+        prefix = _join(scope.qualname, owner_text.removesuffix(".prototype"))
+        return Named(node_text(name_node), name_node, kind="method", prefix=prefix, body=body)
+    return Named(
+        node_text(name_node), name_node, prefix=_join(scope.qualname, owner_text), body=body
+    )
+
+
 def _js_field(walker: SymbolWalker, node: Node, rule: Def, scope: Scope) -> Named | None:
     """Class fields holding functions: ``onMessage = (msg) => {…}``."""
     value = node.child_by_field_name("value")
@@ -256,6 +282,7 @@ RESOLVERS: dict[str, Resolver] = {
     "@text_name": _text_name,
     "@js_declarator": _js_declarator,
     "@js_field": _js_field,
+    "@js_assignment": _js_assignment,
     "@go_method": _go_method,
     "@go_type": _go_type,
     "@rust_impl": _rust_impl,

@@ -1,0 +1,144 @@
+"""The text that gets embedded and lexically indexed, and the ids that name it.
+
+Everything here is deterministic (same input, same output, byte for byte) and bounded, so
+content hashes are stable and one huge file or function cannot blow up the embedder's input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+from agentic_lsp.index.models import ParsedFile, Symbol
+
+FILE_DOC_MAX_CHARS = 2000
+FUNCTION_DOC_MAX_CHARS = 4000
+_MODULE_DOC_CHARS = 500
+_SYMBOL_DOC_CHARS = 800
+_BODY_LINE_CHARS = 200
+_IMPORTS_CHARS = 400
+_CONTAINER_KINDS = frozenset({"namespace", "module"})
+
+_PATH_WORDS = re.compile(r"[A-Za-z0-9]+")
+_IDENTIFIER = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
+_WORD_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def file_document(parsed: ParsedFile, source: str) -> str:
+    """Path (also as words), language, module doc, imports and top-level symbols, ≤ 2000 chars.
+
+    Files without symbols (config, unknown languages) get the head of their source instead.
+    """
+    words = " ".join(w.lower() for w in _PATH_WORDS.findall(parsed.rel_path))
+    parts = [parsed.rel_path, words, f"language: {parsed.language}"]
+    if parsed.module_doc:
+        parts.append(_clip(parsed.module_doc, _MODULE_DOC_CHARS))
+    if parsed.imports:
+        parts.append(_clip("imports: " + ", ".join(parsed.imports), _IMPORTS_CHARS))
+    head = "\n".join(parts)
+    lines = [head]
+    budget = FILE_DOC_MAX_CHARS - len(head)
+    top, members = _outline(parsed.symbols)
+    entries = [s.signature or f"{s.kind} {s.qualname}" for s in top]
+    entries += [f"  {s.qualname}" for s in members]
+    for entry in entries:
+        if len(entry) + 1 > budget:
+            break
+        lines.append(entry)
+        budget -= len(entry) + 1
+    if not parsed.symbols and budget > 0:
+        lines.append(source[: budget - 1].rstrip())
+    return "\n".join(lines)[:FILE_DOC_MAX_CHARS].rstrip()
+
+
+def function_document(
+    symbol: Symbol, source_lines: list[str], rel_path: str, max_body_lines: int = 40
+) -> str:
+    """Path, qualified name, signature, doc and the first ``max_body_lines`` lines of the body."""
+    parts = [rel_path, f"{symbol.kind} {symbol.qualname}"]
+    if symbol.signature:
+        parts.append(symbol.signature)
+    if symbol.doc:
+        parts.append(_clip(symbol.doc, _SYMBOL_DOC_CHARS))
+    first = max(symbol.start_line - 1, 0)
+    last = min(symbol.end_line, first + max(max_body_lines, 0), len(source_lines))
+    body = [_clip(line.rstrip(), _BODY_LINE_CHARS) for line in source_lines[first:last]]
+    if symbol.end_line > last and body:
+        body.append("…")
+    parts.append("\n".join(body))
+    return _clip("\n".join(p for p in parts if p), FUNCTION_DOC_MAX_CHARS)
+
+
+def symbol_id(rel_path: str, symbol: Symbol, ordinal: int = 0) -> str:
+    """A stable id: path, qualname and kind, plus ``#n`` for the n-th duplicate (n ≥ 1).
+
+    Line numbers are deliberately not part of it, so edits above a symbol keep its id.
+    """
+    base = f"{rel_path}::{symbol.qualname}:{symbol.kind}"
+    return f"{base}#{ordinal}" if ordinal else base
+
+
+def symbol_ids(rel_path: str, symbols: Iterable[Symbol]) -> list[str]:
+    """Ids for all symbols of one file, numbering duplicates in source order."""
+    seen: dict[tuple[str, str], int] = {}
+    ids = []
+    for symbol in symbols:
+        key = (symbol.qualname, symbol.kind)
+        ordinal = seen.get(key, 0)
+        seen[key] = ordinal + 1
+        ids.append(symbol_id(rel_path, symbol, ordinal))
+    return ids
+
+
+def content_hash(text: str) -> str:
+    """blake2b (16-byte digest) of the UTF-8 text, as 32 hex characters."""
+    data = text.encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def identifier_terms(text: str) -> list[str]:
+    """Lower-cased terms for lexical matching, in order and with repeats (frequency counts).
+
+    Each identifier gives itself and its parts: ``parseHttpRequest`` gives ``parsehttprequest``,
+    ``parse``, ``http``, ``request``; ``MAX_SIZE`` gives ``max_size``, ``max``, ``size``; a dotted
+    name ``os.path.join`` also gives ``os.path.join``. Terms shorter than two characters and
+    pure numbers are dropped.
+    """
+    terms: list[str] = []
+    for match in _IDENTIFIER.finditer(text):
+        dotted = match.group()
+        names = dotted.split(".")
+        if len(names) > 1:
+            terms.append(dotted.lower())
+        for name in names:
+            _add_identifier(name, terms)
+    return terms
+
+
+def _add_identifier(name: str, terms: list[str]) -> None:
+    full = name.lower()
+    if len(full) >= 2:
+        terms.append(full)
+    if name.isascii():
+        parts = [p.lower() for chunk in name.split("_") for p in _WORD_PART.findall(chunk)]
+    else:
+        parts = [p.lower() for p in name.split("_") if p]
+    if parts == [full]:
+        return
+    terms.extend(p for p in parts if len(p) >= 2 and not p.isdigit())
+
+
+def _outline(symbols: list[Symbol]) -> tuple[list[Symbol], list[Symbol]]:
+    """Top-level symbols (namespace members count as top level) and the rest, in source order."""
+    containers = {s.qualname for s in symbols if s.kind in _CONTAINER_KINDS}
+    top: list[Symbol] = []
+    members: list[Symbol] = []
+    for symbol in symbols:
+        is_top = symbol.parent is None or symbol.parent in containers
+        (top if is_top or symbol.kind in _CONTAINER_KINDS else members).append(symbol)
+    return top, members
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
