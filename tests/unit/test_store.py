@@ -155,6 +155,8 @@ def test_wrong_dimension_and_unknown_collection(store: VectorStore) -> None:
         store.search_dense("files", [0.5] * (DIM + 1), 3)
     with pytest.raises(ValueError, match="collection"):
         store.count("symbols")
+    with pytest.raises(ValueError, match="collection"):
+        store.scroll("symbols")
 
 
 def test_delete_by_keys_and_paths(store: VectorStore) -> None:

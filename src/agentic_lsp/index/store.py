@@ -235,7 +235,11 @@ def _create_edge(root: Path, dim: int, model_id: str) -> VectorStore:
     try:
         root.mkdir(parents=True, exist_ok=True)
         store = EdgeStore.create(root, dim)
-        write_meta(root, dim=dim, model_id=model_id)
+        try:
+            write_meta(root, dim=dim, model_id=model_id)
+        except OSError:
+            store.close()
+            raise
     except OSError as err:
         raise IndexUnavailable(
             f"cannot create the index store at {root}: {err}",

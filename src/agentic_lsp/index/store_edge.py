@@ -224,9 +224,12 @@ class EdgeStore:
     def scroll(
         self, collection: str, where: Where | None = None, limit: int | None = None
     ) -> Iterator[Hit]:
+        self._shard(collection)
         if where is not None and where.matches_nothing():
-            return
-        flt = _filter(where)
+            return iter(())
+        return self._pages(collection, _filter(where), limit)
+
+    def _pages(self, collection: str, flt: qe.Filter | None, limit: int | None) -> Iterator[Hit]:
         offset: qe.PointId | None = None
         remaining = limit
         while remaining is None or remaining > 0:

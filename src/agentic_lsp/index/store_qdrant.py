@@ -297,8 +297,10 @@ class QdrantServerStore:
     ) -> Iterator[Hit]:
         name = self._name(collection)
         if where is not None and where.matches_nothing():
-            return
-        flt = _filter(where)
+            return iter(())
+        return self._pages(name, _filter(where), limit)
+
+    def _pages(self, name: str, flt: qm.Filter | None, limit: int | None) -> Iterator[Hit]:
         offset: Any = None
         remaining = limit
         while remaining is None or remaining > 0:
