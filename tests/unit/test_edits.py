@@ -240,3 +240,36 @@ def test_huge_reply_and_too_many_blocks_are_errors() -> None:
     parsed = parse_edit_blocks(many, max_blocks=5)
     assert parsed.blocks == [] and "6 edit blocks" in parsed.errors[0]
     assert len(parse_edit_blocks(many, max_blocks=6).blocks) == 6
+
+
+def test_fenced_blocks_then_fenced_new_file_then_plain_code() -> None:
+    reply = """src/util.py
+```python
+<<<<<<< SEARCH
+    return a + b
+=======
+    return a * b
+>>>>>>> REPLACE
+```
+Now a new module:
+src/extra.py
+```python
+EXTRA = True
+```
+And an example you should run (not a file):
+```bash
+src/extra.py
+```
+"""
+    result = apply_edit_reply({"src/util.py": UTIL}, reply)
+    assert result.errors == []
+    assert result.new_files == {
+        "src/util.py": "def add(a, b):\n    return a * b\n",
+        "src/extra.py": "EXTRA = True\n",
+    }
+
+
+def test_unclosed_fenced_new_file_is_reported() -> None:
+    parsed = parse_edit_blocks("src/extra.py\n```python\nEXTRA = True\n")
+    assert parsed.blocks == []
+    assert "src/extra.py" in parsed.errors[0] and "never closed" in parsed.errors[0]

@@ -120,11 +120,15 @@ def parse_edit_blocks(reply: str, *, max_blocks: int = MAX_BLOCKS) -> EditParse:
     lines = reply.replace("\r\n", "\n").split("\n")
     result = EditParse()
     last_path: str | None = None
+    open_fence: re.Pattern[str] | None = None  # a fence around blocks, parsed line by line
     i = 0
     while i < len(lines):
         line = lines[i]
         number = len(result.blocks) + len(result.errors) + 1
-        if _SEARCH.match(line):
+        if open_fence is not None and open_fence.match(line):
+            open_fence = None
+            i += 1
+        elif _SEARCH.match(line):
             path = last_path = _path_before(lines, i) or last_path
             search, j = _collect(lines, i + 1, _DIVIDER, _ANY_MARKER)
             if j >= len(lines) or not _DIVIDER.match(lines[j]):
@@ -158,10 +162,23 @@ def parse_edit_blocks(reply: str, *, max_blocks: int = MAX_BLOCKS) -> EditParse:
             else:
                 result.blocks.append(EditBlock(path, "", _text(body), True))
             i = j + 1
-        elif _FENCE.match(line) and (fenced := _fenced_file(lines, i)) is not None:
-            block, i = fenced
-            result.blocks.append(block)
-            last_path = block.path
+        elif _FENCE.match(line):
+            end, has_marker, closer = _fence_end(lines, i)
+            path = _clean_path(lines[i - 1]) if i > 0 else None
+            if has_marker:
+                open_fence = closer
+                i += 1
+            elif end is None:
+                if path is not None:
+                    result.errors.append(
+                        f"block {number} ({path}): code fence never closed (reply cut off?)"
+                    )
+                i = len(lines)
+            else:
+                if path is not None:
+                    result.blocks.append(EditBlock(path, "", _text(lines[i + 1 : end]), True))
+                    last_path = path
+                i = end + 1
         else:
             i += 1
     if len(result.blocks) > max_blocks:
@@ -174,23 +191,19 @@ def parse_edit_blocks(reply: str, *, max_blocks: int = MAX_BLOCKS) -> EditParse:
     return result
 
 
-def _fenced_file(lines: Sequence[str], index: int) -> tuple[EditBlock, int] | None:
-    """A path line directly above a fence whose body has no markers: a whole new file."""
-    if index == 0 or (path := _clean_path(lines[index - 1])) is None:
-        return None
+def _fence_end(lines: Sequence[str], index: int) -> tuple[int | None, bool, re.Pattern[str]]:
+    """For the fence opened at ``index``: the index closing it (None if never closed), whether
+    its body holds an edit marker (then the blocks inside are parsed as usual), its closer."""
     fence = _FENCE.match(lines[index])
     assert fence is not None
-    closer = re.compile(rf"^\s*{re.escape(fence.group(1)[0])}{{{len(fence.group(1))},}}\s*$")
-    body: list[str] = []
-    j = index + 1
-    while j < len(lines) and not closer.match(lines[j]):
-        if any(m.match(lines[j]) for m in _OPENERS):
-            return None
-        body.append(lines[j])
-        j += 1
-    if j >= len(lines):
-        return None
-    return EditBlock(path, "", _text(body), True), j + 1
+    mark = fence.group(1)
+    closer = re.compile(rf"^\s*{re.escape(mark[0])}{{{len(mark)},}}\s*$")
+    has_marker = False
+    for j in range(index + 1, len(lines)):
+        if closer.match(lines[j]):
+            return j, has_marker, closer
+        has_marker = has_marker or any(m.match(lines[j]) for m in _OPENERS)
+    return None, has_marker, closer
 
 
 def _lookup(files: Mapping[str, str], path: str) -> str | None:

@@ -71,9 +71,15 @@ class OllamaChatModel(ChatOllama):
                     f"run `ollama pull {self.model}` or set llm.model / llm.role_models "
                     "to a model you have (`ollama list`)",
                 ) from None
+            status = f"HTTP {exc.status_code}" if exc.status_code > 0 else "an error"
             raise ProviderError(
-                f"Ollama at {host} answered HTTP {exc.status_code}: {exc.error}",
+                f"Ollama at {host} answered {status}: {exc.error}",
                 "check the server's log (`journalctl -u ollama` or the `ollama serve` output)",
+            ) from None
+        except httpx.ConnectTimeout:
+            raise ProviderError(
+                f"Ollama is not reachable at {host} (no answer within {CONNECT_TIMEOUT_S:g} s)",
+                _SERVE_HINT,
             ) from None
         except httpx.TimeoutException as exc:
             raise ProviderError(
@@ -183,7 +189,6 @@ def make_chat_model(
         return ScriptedChatModel(
             script=script or _settings_script(settings),
             role=role,
-            model_name=model_for_role(settings, role),
         )
     if settings.provider == "llamacpp":
         check_gguf(settings.gguf_path)

@@ -318,7 +318,10 @@ class OllamaTestServer:
     def start(self) -> OllamaTestServer:
         if self._thread is None:
             self._thread = threading.Thread(
-                target=self._server.serve_forever, name="ollama-test-server", daemon=True
+                target=self._server.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name="ollama-test-server",
+                daemon=True,
             )
             self._thread.start()
         return self
