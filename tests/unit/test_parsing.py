@@ -539,3 +539,28 @@ def test_commonjs_and_prototype_assignments_are_functions() -> None:
         ("function", "baz", None, ""),
         ("function", "outer", None, ""),
     ]
+
+
+def test_tool_directives_are_not_documentation() -> None:
+    ruby = "# frozen_string_literal: true\n\n# Helpers for money.\nrequire 'bigdecimal'\n"
+    assert parse_file("m.rb", "ruby", ruby).module_doc == "Helpers for money."
+    ts = (
+        "/** Adds. */\n// eslint-disable-next-line complexity\n"
+        "function add(a, b) { return a + b; }\n"
+        "// @ts-ignore\nfunction raw() {}\n"
+    )
+    docs = [s.doc for s in parse_file("a.ts", "typescript", ts).symbols]
+    assert docs == ["Adds.", ""]
+    python = "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n\n# Tool entry point.\nimport sys\n"
+    assert parse_file("t.py", "python", python).module_doc == "Tool entry point."
+
+
+def test_conditional_php_functions_and_rust_impls_for_references() -> None:
+    php = "<?php\nif (!function_exists('helper')) {\n    function helper() {}\n}\n"
+    assert [s.qualname for s in parse_file("h.php", "php", php).symbols] == ["helper"]
+    rust = "impl<'a> Display for &'a Wrapper<'a> {\n    fn fmt(&self) {}\n}\n"
+    rust += "impl Trait for i32 {\n    fn go(&self) {}\n}\n"
+    assert [s.qualname for s in parse_file("w.rs", "rust", rust).symbols] == [
+        "Wrapper.fmt",
+        "i32.go",
+    ]

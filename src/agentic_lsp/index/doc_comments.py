@@ -19,6 +19,14 @@ _XML_REF = re.compile(r'<(?:see|seealso|paramref|typeparamref)\s+\w+="([^"]*)"\s
 _XML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _STRING_PREFIX = re.compile(r"^[rRuUbBfF]{0,2}")
 _BLANK_RUN = re.compile(r"\n{3,}")
+# Tool directives are not documentation: lint/type-checker pragmas, build tags, encodings.
+_PRAGMA = re.compile(
+    r"^\s*(?:eslint-(?:disable|enable)|@ts-(?:ignore|expect-error|nocheck)|prettier-ignore"
+    r"|(?:istanbul|c8) ignore|noqa\b|type:\s*ignore|pylint:|pyright:|mypy:|NOLINT|nolint"
+    r"|clang-format|rubocop:|phpcs:|@phpstan-|#?(?:end)?region\b|go:\w+|\+build\b"
+    r"|frozen_string_literal:|-\*-|(?:vim?|ex):|fmt:\s*(?:off|on|skip))",
+    re.IGNORECASE,
+)
 
 
 def clean_comments(raw_comments: list[str]) -> str:
@@ -32,7 +40,7 @@ def clean_comments(raw_comments: list[str]) -> str:
             lines.extend(text.splitlines()[1:-1])
         else:
             lines.extend(_LINE_MARKER.sub("", line, count=1) for line in text.splitlines())
-    text = "\n".join(lines)
+    text = "\n".join(line for line in lines if not _PRAGMA.match(line))
     if "<summary>" in text or "<param " in text or "<returns>" in text:
         text = _clean_xml_doc(text)
     return _finish(inspect.cleandoc(text))

@@ -272,7 +272,15 @@ RULES: dict[str, LanguageRules] = {
             "function_definition": Def("function", body=None),
         },
         containers=frozenset(
-            {"program", "declaration_list", "enum_declaration_list", "compound_statement"}
+            {
+                "program",
+                "declaration_list",
+                "enum_declaration_list",
+                "compound_statement",
+                "if_statement",
+                "colon_block",
+                "else_clause",
+            }
         ),
         imports={"namespace_use_declaration": "php_use", "expression_statement": "php_require"},
         between_doc_and_def=frozenset({"attribute_list"}),

@@ -178,7 +178,9 @@ def _rust_impl(walker: SymbolWalker, node: Node, rule: Def, scope: Scope) -> Nam
     type_node = node.child_by_field_name("type")
     if type_node is None:
         return None
-    base = node_text(type_node).split("<", 1)[0].split("::")[-1].strip("&* ")
+    named = type_node if type_node.type == "type_identifier" else None
+    named = named or _first_of_type(type_node, "type_identifier")
+    base = node_text(named) if named is not None else node_text(type_node).split("<", 1)[0]
     return Named(None, None, prefix=_join(scope.qualname, base), scope_kind="impl")
 
 

@@ -58,13 +58,16 @@ def parse_tree(language: str, source: str | bytes) -> Tree | None:
 def parse_file(rel_path: str, language: str, source: str | bytes) -> ParsedFile:
     """Symbols, imports and module doc of one file; empty for languages without rules."""
     parsed = ParsedFile(rel_path=rel_path, language=language)
-    rules = RULES.get(language)
-    if rules is None:
+    if language not in RULES:
         return parsed
-    src = _as_bytes(source)
-    tree = parse_tree(language, src)
+    tree = parse_tree(language, src := _as_bytes(source))
     if tree is None:
         return parsed
+    return _extract(parsed, src, tree)
+
+
+def _extract(parsed: ParsedFile, src: bytes, tree: Tree) -> ParsedFile:
+    rules = RULES[parsed.language]
     root = tree.root_node
     parsed.has_errors = root.has_error
     walker = SymbolWalker(src, rules)
@@ -72,7 +75,7 @@ def parse_file(rel_path: str, language: str, source: str | bytes) -> ParsedFile:
         walker.walk(root)
         parsed.module_doc = walker.module_doc(root)
     except Exception:  # a walker bug must not take the indexer down; keep what was found
-        log.exception("symbol extraction failed for %s", rel_path)
+        log.exception("symbol extraction failed for %s", parsed.rel_path)
         parsed.has_errors = True
     parsed.symbols = walker.symbols
     parsed.imports = list(dict.fromkeys(walker.imports))
@@ -100,7 +103,7 @@ def node_at(language: str, source: str, line: int, col: int) -> NodeInfo | None:
     while parent is not None and len(ancestors) < _MAX_ANCESTORS:
         ancestors.append(parent.type)
         parent = parent.parent
-    symbols = parse_file("", language, src).symbols if language in RULES else []
+    symbols = _extract(ParsedFile("", language), src, tree).symbols if language in RULES else []
     return NodeInfo(
         kind=node.type,
         start_line=node.start_point[0] + 1,

@@ -224,7 +224,11 @@ class SymbolWalker:
             )
             if owned and _last_row(last_group[-1]) + 1 == first_code.start_point[0]:
                 candidates.pop()
-        return clean_comments(candidates[0][1]) if candidates else ""
+        for _, text in candidates:
+            doc = clean_comments(text)
+            if doc:
+                return doc
+        return ""
 
     def _text(self, node: Node) -> str:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
