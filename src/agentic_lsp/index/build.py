@@ -12,7 +12,8 @@ from agentic_lsp.index import documents, lexical
 from agentic_lsp.index.discovery import read_indexable_text
 from agentic_lsp.index.languages import CODE_LANGUAGES, DOC_LANGUAGES
 from agentic_lsp.index.models import DiscoveredFile, ParsedFile, SkipReason, Symbol
-from agentic_lsp.index.parsing import parse_file, split_doc_sections
+from agentic_lsp.index.doc_sections import split_doc_sections
+from agentic_lsp.index.parsing import parse_file
 from agentic_lsp.index.secrets import redact_secrets
 from agentic_lsp.index.store import Point
 
@@ -95,8 +96,7 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
         redactions=redactions,
     )
     lines = text.splitlines()
-    for symbol in parsed.symbols:
-        key = documents.symbol_id(rel, symbol)
+    for key, symbol in zip(documents.symbol_ids(rel, parsed.symbols), parsed.symbols, strict=True):
         doc_text = documents.function_document(symbol, lines, rel)
         build.function_texts[key] = doc_text
         build.function_points.append(

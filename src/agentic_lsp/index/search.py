@@ -90,10 +90,13 @@ class Searcher:
         """Exact identifier in the query → its definitions rank as a signal of their own."""
         hits: list[Hit] = []
         allowed = set(where.paths) if where and where.paths else None
+        table = self.indexer.symbols
         for token in dict.fromkeys(t for t in query.replace("(", " ").split() if t.isidentifier()):
-            for ref in self.indexer.symbols.find(token):
+            for ref in table.find(token):
                 if allowed is None or ref.path in allowed:
-                    key = documents.symbol_id(ref.path, ref.symbol)
+                    in_file = table.symbols_in(ref.path)
+                    keys = dict(zip(map(id, in_file), documents.symbol_ids(ref.path, in_file), strict=True))
+                    key = keys.get(id(ref.symbol)) or documents.symbol_id(ref.path, ref.symbol)
                     hits.append(Hit(key, 1.0, symbol_payload(key, ref.path, None, ref.symbol, "")))
         return hits
 
