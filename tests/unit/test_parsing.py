@@ -564,3 +564,11 @@ def test_conditional_php_functions_and_rust_impls_for_references() -> None:
         "Wrapper.fmt",
         "i32.go",
     ]
+
+
+def test_deep_nesting_is_bounded_without_recursion_errors() -> None:
+    source = "function f(){" * 600 + "}" * 600
+    parsed = parse_file("deep.js", "javascript", source)
+    assert not parsed.has_errors
+    assert 100 < len(parsed.symbols) < 600
+    assert parsed.symbols[1].qualname == "f.f"
