@@ -17,7 +17,7 @@ from agentic_lsp.index.progress import IndexProgress, IndexSummary
 from agentic_lsp.logs import configure_logging
 
 err = Console(stderr=True)
-out = Console(highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True, markup=False)
 
 
 def _workspace(path: Path) -> Path:
@@ -156,5 +156,3 @@ def mcp_stdio(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     return _unavailable("workflow runs (run)")
-
-

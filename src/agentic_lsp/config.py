@@ -1,6 +1,7 @@
 """Settings: one pydantic model, filled from layers.
 
-Precedence (later wins): built-in defaults < user config file (``~/.config/agentic-lsp/config.toml``)
+Precedence (later wins): built-in defaults
+< user config file (``~/.config/agentic-lsp/config.toml``)
 < workspace ``.agentic-lsp.toml`` (or ``[tool.agentic-lsp]`` in ``pyproject.toml``) < environment
 (``AGENTIC_LSP_SECTION__KEY``, ``OLLAMA_HOST``) < LSP ``initializationOptions``.
 

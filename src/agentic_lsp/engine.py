@@ -7,6 +7,7 @@ All blocking work goes through ``asyncio.to_thread``; the event loop only awaits
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import threading
@@ -89,10 +90,8 @@ class Engine:
         if self._watcher is not None:
             await self._watcher.stop()
         if self._sync_task is not None:
-            try:
+            with contextlib.suppress(Exception, asyncio.CancelledError):  # closing: report nothing
                 await asyncio.wait_for(self._sync_task, timeout=30)
-            except (TimeoutError, asyncio.CancelledError, Exception):  # closing: report nothing
-                pass
         if self._opened is not None:
             await asyncio.to_thread(self._opened.store.close)
             self._opened = None

@@ -68,5 +68,3 @@ def relative_to_workspace(root: Path, candidate: str | os.PathLike[str]) -> str:
 
 def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
-
-

@@ -114,7 +114,11 @@ def test_cold_index_skips_ignored_secret_binary_and_finds_symbols(repo: Path) ->
     assert ".env" not in paths and "assets/logo.png" not in paths
     assert summary.skipped.get("secret", 0) >= 1 and summary.skipped.get("binary", 0) >= 1
     qualnames = {s.qualname for s in engine.indexer.symbols.symbols_in("src/billing/invoice.py")}
-    assert {"InvoiceBuilder", "InvoiceBuilder.add_line", "InvoiceBuilder.total_with_vat"} <= qualnames
+    assert {
+        "InvoiceBuilder",
+        "InvoiceBuilder.add_line",
+        "InvoiceBuilder.total_with_vat",
+    } <= qualnames
     assert engine.indexer.symbols.find("StartServer")[0].path == "cmd/server/main.go"
     assert summary.embedded > 0 and engine.indexer.dense_pending() == 0
     close(engine)
@@ -205,7 +209,9 @@ def test_corrupt_store_is_moved_aside_and_rebuilt(repo: Path) -> None:
 def test_unsaved_buffer_overlay(repo: Path) -> None:
     engine = open_engine(repo)
     engine.sync_blocking()
-    text = (repo / "src/billing/tax.py").read_text() + "\n\ndef duty_free_limit():\n    return 430\n"
+    text = (
+        repo / "src/billing/tax.py"
+    ).read_text() + "\n\ndef duty_free_limit():\n    return 430\n"
     engine.indexer.set_overlay("src/billing/tax.py", text)
     assert engine.indexer.symbols.find("duty_free_limit")
     assert "duty_free_limit" not in (repo / "src/billing/tax.py").read_text()  # disk untouched
@@ -253,10 +259,14 @@ async def test_live_sync_write_modify_delete_rename(repo: Path) -> None:
     new.write_text("def loyalty_discount(years):\n    return min(years, 10) / 100\n")
     await _wait_for(lambda: symbols.find("loyalty_discount"))
     new.write_text("def seasonal_discount(month):\n    return 0.1 if month == 12 else 0\n")
-    await _wait_for(lambda: symbols.find("seasonal_discount") and not symbols.find("loyalty_discount"))
+    await _wait_for(
+        lambda: symbols.find("seasonal_discount") and not symbols.find("loyalty_discount")
+    )
     moved = repo / "src/billing/promo.py"
     new.rename(moved)
-    await _wait_for(lambda: [r.path for r in symbols.find("seasonal_discount")] == ["src/billing/promo.py"])
+    await _wait_for(
+        lambda: [r.path for r in symbols.find("seasonal_discount")] == ["src/billing/promo.py"]
+    )
     assert "src/billing/discount.py" not in engine.indexer.records
     shutil.rmtree(repo / "crates")
     await _wait_for(lambda: not symbols.find("haversine_km"))

@@ -23,7 +23,7 @@ def test_defaults_without_any_file(tmp_path: Path) -> None:
 def test_each_layer_overrides_the_previous(tmp_path: Path, user_config: Path) -> None:
     user_config.write_text(
         '[llm]\nmodel = "user-model"\ntemperature = 0.5\n[index]\nmax_file_bytes = 2000\n'
-        'file_top_k = 7\n'
+        "file_top_k = 7\n"
     )
     (tmp_path / ".agentic-lsp.toml").write_text(
         '[llm]\nmodel = "workspace-model"\n[index]\nmax_file_bytes = 3000\n'

@@ -10,9 +10,9 @@ from pathlib import Path
 from agentic_lsp.config import IndexSettings
 from agentic_lsp.index import documents, lexical
 from agentic_lsp.index.discovery import read_indexable_text
+from agentic_lsp.index.doc_sections import split_doc_sections
 from agentic_lsp.index.languages import CODE_LANGUAGES, DOC_LANGUAGES
 from agentic_lsp.index.models import DiscoveredFile, ParsedFile, SkipReason, Symbol
-from agentic_lsp.index.doc_sections import split_doc_sections
 from agentic_lsp.index.parsing import parse_file
 from agentic_lsp.index.secrets import redact_secrets
 from agentic_lsp.index.store import Point
@@ -102,7 +102,9 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
         build.function_points.append(
             Point(
                 key=key,
-                payload=symbol_payload(key, rel, language, symbol, documents.content_hash(doc_text)),
+                payload=symbol_payload(
+                    key, rel, language, symbol, documents.content_hash(doc_text)
+                ),
                 sparse=lexical.encode_sparse(documents.identifier_terms(doc_text)),
             )
         )

@@ -37,7 +37,10 @@ class Embedder:
         self._lock = threading.Lock()
         self.model_id = model_id
         self.batch_size = batch_size
-        dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        dim_of = (
+            getattr(model, "get_embedding_dimension", None)
+            or model.get_sentence_embedding_dimension
+        )
         self.dim = int(dim_of())
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -82,6 +85,7 @@ def load_embedder(spec: str = BUNDLED_MINILM, batch_size: int = 64) -> Embedder:
     """Load (once per process) the model named by ``spec``. Never touches the network."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     folder = _model_dir(spec)
     if not (folder / "config.json").is_file():
         raise EmbedderUnavailable(
@@ -89,6 +93,9 @@ def load_embedder(spec: str = BUNDLED_MINILM, batch_size: int = 64) -> Embedder:
         )
     try:
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
 
         model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
     except Exception as exc:  # torch/transformers raise many types; report one clear error
@@ -118,5 +125,7 @@ def model_dimension(spec: str = BUNDLED_MINILM) -> int:
         config = json.loads((folder / "config.json").read_text())
         dim = config.get("hidden_size") or config.get("dim")
     if not isinstance(dim, int):
-        raise EmbedderUnavailable(f"cannot tell the dimension of {folder}", "use a sentence-transformers model")
+        raise EmbedderUnavailable(
+            f"cannot tell the dimension of {folder}", "use a sentence-transformers model"
+        )
     return dim

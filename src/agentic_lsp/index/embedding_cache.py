@@ -18,7 +18,10 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-_SCHEMA = "CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash TEXT, vec BLOB, PRIMARY KEY (model, hash))"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS vectors"
+    " (model TEXT, hash TEXT, vec BLOB, PRIMARY KEY (model, hash))"
+)
 
 
 class EmbeddingCache:

@@ -47,9 +47,8 @@ def store_health(workspace: Path, settings: Settings) -> tuple[str, str, str]:
         return (
             "warn",
             f"index at {store_dir} cannot be reused ({why})",
-            (
-                "nothing to do: the next `agentic-lsp index` or server start moves it aside and rebuilds"
-            ),
+            "nothing to do: the next `agentic-lsp index` or server start moves it aside "
+            "and rebuilds",
         )
     aside = sorted(store_dir.parent.glob("store.corrupt-*"))
     note = f"; {len(aside)} damaged store(s) kept aside, delete them when you like" if aside else ""

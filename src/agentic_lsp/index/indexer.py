@@ -53,9 +53,7 @@ def _never() -> bool:
 
 
 class Indexer:
-    def __init__(
-        self, root: Path, settings: Settings, store: VectorStore, cache_dir: Path
-    ) -> None:
+    def __init__(self, root: Path, settings: Settings, store: VectorStore, cache_dir: Path) -> None:
         self.root = root
         self.settings = settings
         self.store = store
@@ -77,7 +75,9 @@ class Indexer:
                 spec = self.settings.index.embedding_model
                 self._embedder = load_embedder(spec, self.settings.index.embedding_batch_size)
                 self._cache = EmbeddingCache(
-                    self.cache_dir / "embeddings.sqlite", self._embedder.model_id, self._embedder.dim
+                    self.cache_dir / "embeddings.sqlite",
+                    self._embedder.model_id,
+                    self._embedder.dim,
                 )
             return self._embedder
 
@@ -206,7 +206,8 @@ class Indexer:
             with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
                 roots = [self.root] * len(stale)
                 configs = [settings] * len(stale)
-                yield from zip(stale, pool.map(build_file, roots, stale, configs, chunksize=16))
+                results = pool.map(build_file, roots, stale, configs, chunksize=16)
+                yield from zip(stale, results, strict=True)
             return
         for found in stale:
             yield found, build_file(self.root, found, settings, self.overlays.get(found.rel_path))
@@ -216,7 +217,10 @@ class Indexer:
     def _store_build(self, build: FileBuild) -> None:
         """Replace one file's points. Unchanged functions keep their points (and dense vectors)."""
         path = build.rel_path
-        old = {h.key: h.payload.get("content_hash") for h in self.store.scroll("functions", Where(paths=[path]))}
+        old = {
+            h.key: h.payload.get("content_hash")
+            for h in self.store.scroll("functions", Where(paths=[path]))
+        }
         new_keys = {p.key for p in build.function_points}
         self.store.delete_keys("functions", [k for k in old if k not in new_keys])
         changed = [p for p in build.function_points if old.get(p.key) != p.payload["content_hash"]]
@@ -238,7 +242,9 @@ class Indexer:
         """Give points a dense vector straight away when the cache already has it."""
         if self._cache is None or not points:
             return
-        hashes = {p.key: str(p.payload.get("doc_hash") or p.payload["content_hash"]) for p in points}
+        hashes = {
+            p.key: str(p.payload.get("doc_hash") or p.payload["content_hash"]) for p in points
+        }
         found = self._cache.get_many(list(hashes.values()))
         for point in points:
             vec = found.get(hashes[point.key])
@@ -281,6 +287,10 @@ class Indexer:
                 if key in pending_sections:
                     section_texts[key] = (content_hash(text), text)
         total = len(texts) + len(section_texts)
+        if total and not self.embedder_ready():
+            t_load = time.perf_counter()
+            self.embedder()
+            summary.timings["model_load"] = time.perf_counter() - t_load
         clock = PhaseClock("embed", total, progress)
         t0 = time.perf_counter()
         done = 0
@@ -297,7 +307,8 @@ class Indexer:
                 summary.embed_reused += len(batch) - computed
                 with self._write_lock:
                     self.store.set_dense(
-                        collection, [(k, vectors[h].tolist()) for k, (h, _) in batch if h in vectors]
+                        collection,
+                        [(k, vectors[h].tolist()) for k, (h, _) in batch if h in vectors],
                     )
                 done += len(batch)
                 clock.tick(done, f"{collection}")

@@ -70,7 +70,12 @@ class Searcher:
             return None
 
     def _hybrid(
-        self, collection: str, query: str, dense: list[float] | None, limit: int, where: Where | None
+        self,
+        collection: str,
+        query: str,
+        dense: list[float] | None,
+        limit: int,
+        where: Where | None,
     ) -> dict[str, tuple[float, dict[str, int], dict]]:
         store = self.indexer.store
         lists: dict[str, Sequence[Hit]] = {}
@@ -95,12 +100,16 @@ class Searcher:
             for ref in table.find(token):
                 if allowed is None or ref.path in allowed:
                     in_file = table.symbols_in(ref.path)
-                    keys = dict(zip(map(id, in_file), documents.symbol_ids(ref.path, in_file), strict=True))
+                    keys = dict(
+                        zip(map(id, in_file), documents.symbol_ids(ref.path, in_file), strict=True)
+                    )
                     key = keys.get(id(ref.symbol)) or documents.symbol_id(ref.path, ref.symbol)
                     hits.append(Hit(key, 1.0, symbol_payload(key, ref.path, None, ref.symbol, "")))
         return hits
 
-    def search_files(self, query: str, limit: int = 10, notes: list[str] | None = None) -> SearchResponse:
+    def search_files(
+        self, query: str, limit: int = 10, notes: list[str] | None = None
+    ) -> SearchResponse:
         notes = [] if notes is None else notes
         dense = self._dense_query(query, notes) if self._has_dense("files") else None
         if dense is None and not notes:

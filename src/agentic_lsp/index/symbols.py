@@ -114,7 +114,7 @@ class SymbolTable:
         return scored[:limit]
 
     def definitions(self, name: str, from_path: str | None = None) -> list[SymbolRef]:
-        """Definitions of ``name`` ranked: same file, then files ``from_path`` imports, then rest."""
+        """Definitions of ``name``: same file first, then files ``from_path`` imports, then rest."""
         refs = self.find(name)
         if from_path is None:
             return refs
