@@ -36,6 +36,7 @@ class DiscoveryResult:
     files: list[DiscoveredFile] = field(default_factory=list)
     skipped: dict[SkipReason, int] = field(default_factory=dict)
     skipped_examples: dict[SkipReason, list[str]] = field(default_factory=dict)
+    cancelled: bool = False  # the walk stopped early: ``files`` is incomplete
 
     def skip(self, reason: SkipReason, rel_path: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1

@@ -1,0 +1,337 @@
+"""Find the files of a workspace worth indexing, and say why the others were skipped.
+
+What is skipped, checked in this order (the first reason found is the one reported):
+
+* ``SECRET`` — :func:`~agentic_lsp.index.secrets.is_secret_path` (``.env``, keys, credentials).
+* ``DEFAULT_EXCLUDE`` — VCS folders, dependency and build output folders (``node_modules``,
+  ``__pycache__``, virtualenvs found by their ``pyvenv.cfg`` whatever their name, ``dist``,
+  ``build``, ``target``, ``out`` unless they hold an ``__init__.py`` or sit under a ``src``
+  folder, any folder with a ``CACHEDIR.TAG``, Go/PHP/Ruby ``vendor`` trees recognised by their
+  ``modules.txt``/``autoload.php``/``bundle``), lock files, and hidden (dot) files and folders
+  unless ``include_hidden`` — except CI and dev-container configuration (``.github``,
+  ``.gitlab-ci.yml``, ``.circleci``, ``.devcontainer``, ``.pre-commit-config.yaml``) and
+  ``.env`` templates, which are always kept because agents need them.
+* ``IGNORED`` — :mod:`~agentic_lsp.index.ignore_rules` (``.gitignore`` at every level,
+  ``.agentic-lspignore``, ``.git/info/exclude``, ``index.exclude``); also a symlinked folder
+  whose target is already indexed (a loop, or the same files twice).
+* ``SYMLINK_OUTSIDE`` — a symlink whose real target lies outside the workspace.
+* ``MINIFIED`` — ``*.min.js``/``*.min.css``/``*.map``, or code whose first lines average more
+  than 400 characters.
+* ``BINARY`` — a binary extension (decided without reading), or a NUL byte in the first 8 KiB.
+* ``TOO_LARGE`` — bigger than ``max_file_bytes`` (by ``stat``, never read).
+* ``UNREADABLE`` — permission denied, broken symlink, vanished, or not a regular file (FIFOs
+  are never opened).
+
+A skipped folder is counted once, not once per file inside. Symlinked folders are followed only
+after the real tree is walked, so which path indexes a file never depends on listing order.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from agentic_lsp.config import IndexSettings
+from agentic_lsp.errors import WorkspaceError
+from agentic_lsp.index import exclusions
+from agentic_lsp.index.ignore_rules import IgnoreLayer, IgnoreRules
+from agentic_lsp.index.languages import DOC_LANGUAGES, language_for_path, language_for_shebang
+from agentic_lsp.index.models import DiscoveredFile, DiscoveryResult, SkipReason
+from agentic_lsp.index.secrets import is_secret_path, redact_secrets
+from agentic_lsp.workspace import resolve_in_workspace
+
+__all__ = ["IgnoreRules", "classify_path", "discover", "read_indexable_text"]
+
+HEAD_BYTES = 8192
+_CANCEL_EVERY = 1024
+_MAX_REPLACEMENT_SHARE = 0.01
+
+CancelFn = Callable[[], bool]
+
+
+def discover(
+    root: Path,
+    settings: IndexSettings,
+    *,
+    cancel: CancelFn | None = None,
+    rules: IgnoreRules | None = None,
+) -> DiscoveryResult:
+    """Walk ``root`` and return the indexable files (sorted by path) and skip counts.
+
+    Never raises for a file or folder it cannot read (it is counted ``UNREADABLE``). When
+    ``cancel()`` turns true the walk stops and the partial result has ``cancelled`` set.
+    ``rules`` lets a caller share (and warm) its :class:`IgnoreRules`.
+    """
+    walk = _Walk(root, settings, rules or IgnoreRules.load(root, settings), cancel)
+    return walk.run()
+
+
+def classify_path(
+    root: Path, rel_path: str, settings: IndexSettings, rules: IgnoreRules | None = None
+) -> DiscoveredFile | SkipReason:
+    """What :func:`discover` would decide for the one file ``rel_path`` (for live sync).
+
+    Applies the same checks, including every ancestor folder's ignore files, default excludes
+    and symlinks. A path that does not exist (deleted) is ``UNREADABLE``.
+    """
+    rules = rules or IgnoreRules.load(root, settings)
+    root_real = os.path.realpath(root)
+    parts = [p for p in rel_path.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        return SkipReason.UNREADABLE
+    walked = _DirChain(root_real, settings, rules)
+    found = walked.resolve(parts[:-1], follow_links=True)
+    if isinstance(found, SkipReason):
+        return found
+    rel = "/".join(parts)
+    path = os.path.join(found, parts[-1])
+    try:
+        is_link = os.path.islink(path)
+        if os.path.isdir(path):
+            return SkipReason.UNREADABLE  # a folder is not a file to index
+    except OSError:
+        return SkipReason.UNREADABLE
+    chain = rules.layers_for("/".join(parts[:-1]))
+    return _check_file(path, rel, is_link, root_real, settings, rules, chain)
+
+
+def read_indexable_text(
+    root: Path, rel_path: str, settings: IndexSettings
+) -> tuple[str, int] | SkipReason:
+    """The file's text, with secrets redacted when ``redact_secrets`` is on, and the count.
+
+    Refuses (returns the reason) secret files, paths leaving the workspace, files over the size
+    cap, and binary content (a NUL byte, or more than 1% undecodable UTF-8).
+    """
+    if is_secret_path(rel_path):
+        return SkipReason.SECRET
+    try:
+        path = resolve_in_workspace(root, rel_path)
+    except WorkspaceError:
+        return SkipReason.SYMLINK_OUTSIDE
+    try:
+        with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return SkipReason.UNREADABLE
+            if info.st_size > settings.max_file_bytes:
+                return SkipReason.TOO_LARGE
+            data = fh.read(settings.max_file_bytes + 1)
+    except OSError:
+        return SkipReason.UNREADABLE
+    if len(data) > settings.max_file_bytes:
+        return SkipReason.TOO_LARGE
+    if b"\x00" in data[:HEAD_BYTES]:
+        return SkipReason.BINARY
+    text = data.decode("utf-8", errors="replace")
+    if text.count("\ufffd") > _MAX_REPLACEMENT_SHARE * max(1, len(text)):
+        return SkipReason.BINARY
+    if settings.redact_secrets:
+        return redact_secrets(text)
+    return text, 0
+
+
+class _Walk:
+    """One discovery run: an explicit stack (no recursion), then the deferred folder links."""
+
+    def __init__(
+        self, root: Path, settings: IndexSettings, rules: IgnoreRules, cancel: CancelFn | None
+    ) -> None:
+        self.root_real = os.path.realpath(root)
+        self.settings = settings
+        self.rules = rules
+        self.cancel = cancel or (lambda: False)
+        self.result = DiscoveryResult()
+        self.visited: set[str] = {self.root_real}
+        self.links: list[tuple[str, str]] = []  # (link rel path, real target)
+        self.seen = 0
+
+    def run(self) -> DiscoveryResult:
+        self._walk("", self.root_real)
+        while self.links and not self.result.cancelled:
+            self.links.sort(reverse=True)
+            rel, target = self.links.pop()
+            if target in self.visited:
+                self.result.skip(SkipReason.IGNORED, rel)
+                continue
+            self.visited.add(target)
+            self._walk(rel, target)
+        self.result.files.sort(key=lambda f: f.rel_path)
+        return self.result
+
+    def _walk(self, start_rel: str, start_real: str) -> None:
+        stack = [(start_rel, start_real)]
+        while stack:
+            if self.cancel():
+                self.result.cancelled = True
+                return
+            rel, real = stack.pop()
+            self._scan(rel, real, stack)
+
+    def _scan(self, rel: str, real: str, stack: list[tuple[str, str]]) -> None:
+        try:
+            with os.scandir(real) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            self.result.skip(SkipReason.UNREADABLE, rel or ".")
+            return
+        names = {e.name for e in entries}
+        if rel and exclusions.folder_content_excluded(rel, names.__contains__):
+            self.result.skip(SkipReason.DEFAULT_EXCLUDE, rel)
+            return
+        chain = self.rules.layers_for(rel, names)
+        for entry in entries:
+            self.seen += 1
+            if self.seen % _CANCEL_EVERY == 0 and self.cancel():
+                self.result.cancelled = True
+                return
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir()
+            except OSError:
+                self.result.skip(SkipReason.UNREADABLE, child)
+                continue
+            if is_dir:
+                self._folder(entry, child, real, is_link, chain, stack)
+                continue
+            found = _check_file(
+                entry.path, child, is_link, self.root_real, self.settings, self.rules, chain
+            )
+            if isinstance(found, SkipReason):
+                self.result.skip(found, child)
+            else:
+                self.result.files.append(found)
+
+    def _folder(
+        self,
+        entry: os.DirEntry[str],
+        rel: str,
+        parent_real: str,
+        is_link: bool,
+        chain: tuple[IgnoreLayer, ...],
+        stack: list[tuple[str, str]],
+    ) -> None:
+        reason = exclusions.folder_name_reason(rel, self.settings.include_hidden)
+        if reason is None and self.rules.matches(rel, True, chain):
+            reason = SkipReason.IGNORED
+        if reason is None and is_link:
+            target = os.path.realpath(entry.path)
+            if not _within(target, self.root_real):
+                reason = SkipReason.SYMLINK_OUTSIDE
+            else:
+                self.links.append((rel, target))
+                return
+        if reason is not None:
+            self.result.skip(reason, rel)
+            return
+        real = f"{parent_real}/{entry.name}" if parent_real != "/" else "/" + entry.name
+        if real in self.visited:
+            self.result.skip(SkipReason.IGNORED, rel)
+            return
+        self.visited.add(real)
+        stack.append((rel, real))
+
+
+class _DirChain:
+    """Replays discovery's folder decisions along one path (for :func:`classify_path`)."""
+
+    def __init__(self, root_real: str, settings: IndexSettings, rules: IgnoreRules) -> None:
+        self.root_real = root_real
+        self.settings = settings
+        self.rules = rules
+
+    def resolve(self, parts: list[str], follow_links: bool) -> str | SkipReason:
+        """Real path of folder ``parts`` if discovery would walk into it, else why not."""
+        real = self.root_real
+        for i, name in enumerate(parts):
+            rel = "/".join(parts[: i + 1])
+            reason = exclusions.folder_name_reason(rel, self.settings.include_hidden)
+            if reason is None and self.rules.matches(rel, True):
+                reason = SkipReason.IGNORED
+            if reason is not None:
+                return reason
+            path = os.path.join(real, name)
+            if os.path.islink(path):
+                if not follow_links:
+                    return SkipReason.IGNORED
+                target = os.path.realpath(path)
+                if not _within(target, self.root_real):
+                    return SkipReason.SYMLINK_OUTSIDE
+                if self._walked_directly(target):
+                    return SkipReason.IGNORED  # the same files are indexed under the real path
+                real = target
+            else:
+                real = path
+            if not os.path.isdir(real):
+                return SkipReason.UNREADABLE
+            if exclusions.folder_content_excluded(rel, _contains(real)):
+                return SkipReason.DEFAULT_EXCLUDE
+        return real
+
+    def _walked_directly(self, target: str) -> bool:
+        if target == self.root_real:
+            return True
+        rel = os.path.relpath(target, self.root_real).replace(os.sep, "/")
+        return not isinstance(self.resolve(rel.split("/"), follow_links=False), SkipReason)
+
+
+def _check_file(
+    path: str,
+    rel: str,
+    is_link: bool,
+    root_real: str,
+    settings: IndexSettings,
+    rules: IgnoreRules,
+    chain: tuple[IgnoreLayer, ...],
+) -> DiscoveredFile | SkipReason:
+    """Every per-file decision, shared by :func:`discover` and :func:`classify_path`."""
+    if is_secret_path(rel):
+        return SkipReason.SECRET
+    reason = exclusions.file_name_reason(rel, settings.include_hidden)
+    if reason is not None:
+        return reason
+    if rules.matches(rel, False, chain):
+        return SkipReason.IGNORED
+    if is_link:
+        target = os.path.realpath(path)
+        if not os.path.exists(target):
+            return SkipReason.UNREADABLE
+        if not _within(target, root_real):
+            return SkipReason.SYMLINK_OUTSIDE
+    reason = exclusions.extension_reason(rel)
+    if reason is not None:
+        return reason
+    try:
+        info = os.stat(path)
+    except OSError:
+        return SkipReason.UNREADABLE
+    if not stat.S_ISREG(info.st_mode):
+        return SkipReason.UNREADABLE
+    if info.st_size > settings.max_file_bytes:
+        return SkipReason.TOO_LARGE
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return SkipReason.UNREADABLE
+    if b"\x00" in head:
+        return SkipReason.BINARY
+    language = language_for_path(rel)
+    if language is None and head.startswith(b"#!"):
+        first = head.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+        language = language_for_shebang(first)
+    if language not in DOC_LANGUAGES and exclusions.looks_minified(head):
+        return SkipReason.MINIFIED
+    return DiscoveredFile(rel, info.st_size, info.st_mtime_ns, language)
+
+
+def _contains(folder: str) -> Callable[[str], bool]:
+    return lambda name: os.path.lexists(os.path.join(folder, name))
+
+
+def _within(path: str, root: str) -> bool:
+    """Component-wise containment (``/repo-evil`` is not inside ``/repo``)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
