@@ -425,6 +425,7 @@ def test_special_and_unreadable_files_never_crash(tmp_path: Path) -> None:
             assert found(result) == {"ok.py"}
             assert result.skipped == {R.UNREADABLE: 3}
         assert classify_path(tmp_path, "events.fifo", settings()) is R.UNREADABLE
+        assert read_indexable_text(tmp_path, "events.fifo", settings()) is R.UNREADABLE
         assert classify_path(tmp_path, "does/not/exist.py", settings()) is R.UNREADABLE
         assert classify_path(tmp_path, "../escape.py", settings()) is R.UNREADABLE
     finally:

@@ -1,6 +1,9 @@
 """Find the files of a workspace worth indexing, and say why the others were skipped.
 
-What is skipped, checked in this order (the first reason found is the one reported):
+What is skipped and why. Names are judged first, then the file system, then content: a file
+is checked for SECRET, DEFAULT_EXCLUDE, IGNORED, SYMLINK_OUTSIDE, MINIFIED/BINARY by name,
+UNREADABLE/TOO_LARGE by ``stat``, then BINARY/MINIFIED by its first 8 KiB; the first reason
+found is the one reported.
 
 * ``SECRET`` — :func:`~agentic_lsp.index.secrets.is_secret_path` (``.env``, keys, credentials).
 * ``DEFAULT_EXCLUDE`` — VCS folders, dependency and build output folders (``node_modules``,
@@ -28,10 +31,12 @@ after the real tree is walked, so which path indexes a file never depends on lis
 
 from __future__ import annotations
 
+import heapq
 import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from agentic_lsp.config import IndexSettings
 from agentic_lsp.errors import WorkspaceError
@@ -47,6 +52,8 @@ __all__ = ["IgnoreRules", "classify_path", "discover", "read_indexable_text"]
 HEAD_BYTES = 8192
 _CANCEL_EVERY = 1024
 _MAX_REPLACEMENT_SHARE = 0.01
+# O_NONBLOCK: a path that is (or was swapped for) a FIFO must not wait for a writer.
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 CancelFn = Callable[[], bool]
 
@@ -112,7 +119,7 @@ def read_indexable_text(
     except WorkspaceError:
         return SkipReason.SYMLINK_OUTSIDE
     try:
-        with open(path, "rb") as fh:
+        with _open_for_reading(path) as fh:
             info = os.fstat(fh.fileno())
             if not stat.S_ISREG(info.st_mode):
                 return SkipReason.UNREADABLE
@@ -151,8 +158,7 @@ class _Walk:
     def run(self) -> DiscoveryResult:
         self._walk("", self.root_real)
         while self.links and not self.result.cancelled:
-            self.links.sort(reverse=True)
-            rel, target = self.links.pop()
+            rel, target = heapq.heappop(self.links)  # by link path: a stable, documented order
             if target in self.visited:
                 self.result.skip(SkipReason.IGNORED, rel)
                 continue
@@ -222,7 +228,7 @@ class _Walk:
             if not _within(target, self.root_real):
                 reason = SkipReason.SYMLINK_OUTSIDE
             else:
-                self.links.append((rel, target))
+                heapq.heappush(self.links, (rel, target))
                 return
         if reason is not None:
             self.result.skip(reason, rel)
@@ -313,8 +319,11 @@ def _check_file(
     if info.st_size > settings.max_file_bytes:
         return SkipReason.TOO_LARGE
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(HEAD_BYTES)
+        fd = os.open(path, _READ_FLAGS)
+        try:
+            head = os.read(fd, HEAD_BYTES)
+        finally:
+            os.close(fd)
     except OSError:
         return SkipReason.UNREADABLE
     if b"\x00" in head:
@@ -326,6 +335,11 @@ def _check_file(
     if language not in DOC_LANGUAGES and exclusions.looks_minified(head):
         return SkipReason.MINIFIED
     return DiscoveredFile(rel, info.st_size, info.st_mtime_ns, language)
+
+
+def _open_for_reading(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open without blocking: a path swapped for a FIFO must not wait for a writer."""
+    return open(os.open(path, _READ_FLAGS), "rb")
 
 
 def _contains(folder: str) -> Callable[[str], bool]:

@@ -163,7 +163,7 @@ def folder_content_excluded(rel_path: str, has: Callable[[str], bool]) -> bool:
 
 def file_name_reason(rel_path: str, include_hidden: bool) -> SkipReason | None:
     """DEFAULT_EXCLUDE for lock files, a stray ``.git`` file and hidden files, by name."""
-    name = posixpath.basename(rel_path)
+    name = rel_path[rel_path.rfind("/") + 1 :]
     lower = name.lower()
     if lower in _LOCK_FILES or lower == ".git":
         return SkipReason.DEFAULT_EXCLUDE
@@ -174,10 +174,11 @@ def file_name_reason(rel_path: str, include_hidden: bool) -> SkipReason | None:
 
 def extension_reason(rel_path: str) -> SkipReason | None:
     """MINIFIED or BINARY when the file name alone decides it (nothing is read)."""
-    lower = posixpath.basename(rel_path).lower()
+    lower = rel_path[rel_path.rfind("/") + 1 :].lower()
     if lower.endswith(_MINIFIED_SUFFIXES):
         return SkipReason.MINIFIED
-    if posixpath.splitext(lower)[1] in _BINARY_EXTENSIONS:
+    dot = lower.rfind(".")
+    if dot > 0 and lower[dot:] in _BINARY_EXTENSIONS:
         return SkipReason.BINARY
     return None
 

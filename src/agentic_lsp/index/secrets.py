@@ -80,8 +80,8 @@ def is_secret_path(rel_path: str) -> bool:
     Matching is by name, case-insensitive. Templates (``.env.example``, ``.env.sample``,
     ``.env.template``, ``secrets.yaml.example``) and public keys (``id_rsa.pub``) are allowed.
     """
-    parts = rel_path.replace("\\", "/").lower().strip("/").split("/")
-    name = parts[-1]
+    path = rel_path.replace("\\", "/").lower().strip("/")
+    name = path[path.rfind("/") + 1 :]
     if name.endswith(_TEMPLATE_SUFFIXES) or name.endswith(".pub"):
         return False
     if name in _SECRET_NAMES or name.startswith(".env.") or name.endswith(_SECRET_SUFFIXES):
@@ -94,6 +94,9 @@ def is_secret_path(rel_path: str) -> bool:
         or "service_account" in name
     ):
         return True
+    if "/." not in "/" + path:  # the remaining rules are about hidden folders
+        return False
+    parts = path.split("/")
     if any(tuple(parts[-2:]) == tail for tail in _SECRET_PATH_TAILS):
         return True
     return any(part in _SECRET_DIRS for part in parts[:-1])
