@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 
 EMBED_BATCH = 256
 PROCESS_POOL_MIN_FILES = 400
+STORE_BATCH = 64
 
 
 @dataclass
@@ -168,17 +169,25 @@ class Indexer:
         cancel: CancelFn,
     ) -> list[FileBuild]:
         clock = PhaseClock("parse", len(stale), progress)
-        parse_s = store_s = 0.0
+        store_s = 0.0
         kept: list[FileBuild] = []
-        for done, result in enumerate(self._builds(stale), start=1):
-            if cancel():
-                raise Cancelled("indexing cancelled")
-            found, build = result
+        pending: list[FileBuild] = []
+
+        def flush() -> float:
             t0 = time.perf_counter()
+            self._store_builds(pending)
+            kept.extend(pending)
+            pending.clear()
+            return time.perf_counter() - t0
+
+        for done, (found, build) in enumerate(self._builds(stale), start=1):
+            if cancel():
+                store_s += flush()
+                raise Cancelled("indexing cancelled")
             if isinstance(build, SkipReason):
                 summary.skipped[str(build)] = summary.skipped.get(str(build), 0) + 1
                 self._remove([found.rel_path])
-            else:
+            elif isinstance(build, FileBuild):
                 summary.redactions += build.redactions
                 summary.parse_errors += int(build.has_errors)
                 record = self.records.get(found.rel_path)
@@ -186,13 +195,13 @@ class Indexer:
                     record.mtime_ns, record.size = found.mtime_ns, found.size
                     summary.unchanged += 1
                 else:
-                    self._store_build(build)
-                    kept.append(build)
+                    pending.append(build)
                     summary.parsed += 1
-            store_s += time.perf_counter() - t0
+                    if len(pending) >= STORE_BATCH:
+                        store_s += flush()
             clock.tick(done, found.rel_path)
-        parse_s = clock.elapsed - store_s
-        summary.timings["parse"] = parse_s
+        store_s += flush()
+        summary.timings["parse"] = clock.elapsed - store_s
         summary.timings["store"] = store_s
         clock.tick(len(stale), "parsed", force=True)
         return kept
@@ -214,31 +223,48 @@ class Indexer:
 
     # -- store writes ----------------------------------------------------------------------------
 
-    def _store_build(self, build: FileBuild) -> None:
-        """Replace one file's points. Unchanged functions keep their points (and dense vectors)."""
-        path = build.rel_path
-        old = {
-            h.key: h.payload.get("content_hash")
-            for h in self.store.scroll("functions", Where(paths=[path]))
-        }
-        new_keys = {p.key for p in build.function_points}
-        self.store.delete_keys("functions", [k for k in old if k not in new_keys])
-        changed = [p for p in build.function_points if old.get(p.key) != p.payload["content_hash"]]
-        self._attach_cached(changed, build.function_texts)
-        if changed:
-            self.store.upsert("functions", changed)
-        self.store.delete_paths("sections", [path])
-        if build.section_points:
-            self._attach_cached(build.section_points, build.section_texts)
-            self.store.upsert("sections", build.section_points)
-        self._attach_cached([build.file_point], {path: build.file_text})
-        self.store.upsert("files", [build.file_point])
-        self.records[path] = FileRecord(
-            path, build.content_hash, build.size, build.mtime_ns, build.language
-        )
-        self.symbols.replace_file(path, build.symbols, build.imports)
+    def _store_builds(self, builds: Sequence[FileBuild]) -> None:
+        """Replace the points of a batch of files in a few store calls. Functions whose text is
+        unchanged keep their points (and dense vectors); stale ones are deleted."""
+        if not builds:
+            return
+        known = [b.rel_path for b in builds if b.rel_path in self.records]
+        old: dict[str, object] = {}
+        if known:
+            old = {
+                h.key: h.payload.get("content_hash")
+                for h in self.store.scroll("functions", Where(paths=known))
+            }
+            self.store.delete_paths("sections", known)
+        new_keys = {p.key for b in builds for p in b.function_points}
+        gone = [k for k in old if k not in new_keys]
+        if gone:
+            self.store.delete_keys("functions", gone)
+        functions = [
+            p
+            for b in builds
+            for p in b.function_points
+            if old.get(p.key) != p.payload["content_hash"]
+        ]
+        sections = [p for b in builds for p in b.section_points]
+        files = [b.file_point for b in builds]
+        self._attach_cached(functions)
+        self._attach_cached(sections)
+        self._attach_cached(files)
+        for collection, points in (
+            ("functions", functions),
+            ("sections", sections),
+            ("files", files),
+        ):
+            if points:
+                self.store.upsert(collection, points)
+        for b in builds:
+            self.records[b.rel_path] = FileRecord(
+                b.rel_path, b.content_hash, b.size, b.mtime_ns, b.language
+            )
+            self.symbols.replace_file(b.rel_path, b.symbols, b.imports)
 
-    def _attach_cached(self, points: list[Point], texts: dict[str, str]) -> None:
+    def _attach_cached(self, points: list[Point]) -> None:
         """Give points a dense vector straight away when the cache already has it."""
         if self._cache is None or not points:
             return
@@ -248,7 +274,7 @@ class Indexer:
         found = self._cache.get_many(list(hashes.values()))
         for point in points:
             vec = found.get(hashes[point.key])
-            if vec is not None and point.key in texts:
+            if vec is not None:
                 point.dense = vec.tolist()
 
     def _remove(self, paths: Sequence[str]) -> None:
@@ -378,7 +404,7 @@ class Indexer:
                     record.mtime_ns, record.size = found.mtime_ns, found.size
                     summary.unchanged += 1
                     continue
-                self._store_build(build)
+                self._store_builds([build])
                 builds.append(build)
                 summary.parsed += 1
         if embed and builds:
