@@ -44,6 +44,10 @@ class IndexSettings(_Section):
         description="'bundled:all-MiniLM-L6-v2' or a local sentence-transformers model folder.",
     )
     embedding_batch_size: int = Field(64, ge=1, le=4096)
+    reranker: str | None = Field(
+        None, description="Local sentence-transformers cross-encoder folder for reranking."
+    )
+    rerank_top_n: int = Field(30, ge=1, le=500)
     file_top_k: int = Field(20, ge=1, le=1000)
     function_top_k: int = Field(20, ge=1, le=1000)
     watch: bool = True

