@@ -50,6 +50,9 @@ class IndexSettings(_Section):
     rerank_top_n: int = Field(30, ge=1, le=500)
     file_top_k: int = Field(20, ge=1, le=1000)
     function_top_k: int = Field(20, ge=1, le=1000)
+    function_embed_files: int = Field(
+        8, ge=0, le=1000, description="Phase 2 embeds functions of this many top files on demand."
+    )
     watch: bool = True
     debounce_ms: int = Field(150, ge=0, le=60_000)
 

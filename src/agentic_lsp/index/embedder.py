@@ -43,18 +43,28 @@ class Embedder:
         )
         self.dim = int(dim_of())
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Return an (n, dim) float32 array of unit vectors; an empty input gives (0, dim)."""
+    def embed(self, texts: Sequence[str], max_tokens: int | None = None) -> np.ndarray:
+        """Return an (n, dim) float32 array of unit vectors; an empty input gives (0, dim).
+
+        ``max_tokens`` truncates harder than the model's own limit: cost grows with length, and a
+        function's signature, doc and first lines carry most of its meaning.
+        """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            vectors = self._model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            default = self._model.max_seq_length
+            if max_tokens is not None:
+                self._model.max_seq_length = min(default, max_tokens)
+            try:
+                vectors = self._model.encode(
+                    list(texts),
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            finally:
+                self._model.max_seq_length = default
         return np.asarray(vectors, dtype=np.float32)
 
     def embed_query(self, text: str) -> list[float]:

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 EMBED_BATCH = 256
 PROCESS_POOL_MIN_FILES = 400
 STORE_BATCH = 64
+FUNCTION_MAX_TOKENS = 128  # signature, doc and first lines; halves the cost of 256
 
 
 @dataclass
@@ -85,10 +86,12 @@ class Indexer:
     def embedder_ready(self) -> bool:
         return self._embedder is not None
 
-    def _vectors(self, items: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+    def _vectors(
+        self, items: Sequence[tuple[str, str]], max_tokens: int | None = None
+    ) -> dict[str, np.ndarray]:
         embedder = self.embedder()
         assert self._cache is not None
-        return self._cache.embed_cached(items, embedder.embed)
+        return self._cache.embed_cached(items, lambda texts: embedder.embed(texts, max_tokens))
 
     def cache_counters(self) -> tuple[int, int]:
         return (self._cache.hits, self._cache.misses) if self._cache else (0, 0)
@@ -363,7 +366,7 @@ class Indexer:
                 digest = content_hash(text)
                 if key in keys and keys[key] == digest:
                     items.append((key, (digest, text)))
-        vectors = self._vectors([v for _, v in items])
+        vectors = self._vectors([v for _, v in items], FUNCTION_MAX_TOKENS)
         with self._write_lock:
             self.store.set_dense(
                 "functions", [(k, vectors[h].tolist()) for k, (h, _) in items if h in vectors]

@@ -148,7 +148,8 @@ class Searcher:
         embedded = 0
         dense: list[float] | None = None
         try:
-            embedded = self.indexer.ensure_function_vectors(paths)
+            budget = self.indexer.settings.index.function_embed_files
+            embedded = self.indexer.ensure_function_vectors(paths[:budget])
             dense = self.indexer.embedder().embed_query(query)
         except EmbedderUnavailable as exc:
             notes.append(f"function embeddings unavailable ({exc.message}); lexical only")
