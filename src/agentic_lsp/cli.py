@@ -58,6 +58,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     mcp = sub.add_parser("mcp", help="run the MCP server over stdio (Claude Desktop/Code, …)")
     _workspace_arg(mcp)
+    mcp.add_argument(
+        "--http",
+        type=int,
+        metavar="PORT",
+        help="serve MCP over HTTP on 127.0.0.1:PORT instead of stdio (0: a free port)",
+    )
+    mcp.add_argument("--host", help="address to bind with --http (default: mcp.http_host)")
+    mcp.add_argument(
+        "--allow-non-loopback",
+        action="store_true",
+        help="allow --host to be an address other machines can reach (logs a warning)",
+    )
     mcp.set_defaults(handler=_cmd_mcp)
 
     index = sub.add_parser("index", help="index a workspace and print a summary")

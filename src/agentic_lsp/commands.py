@@ -151,7 +151,18 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def mcp_stdio(args: argparse.Namespace) -> int:
-    return _unavailable("the MCP server (mcp)")
+    """``agentic-lsp mcp``: stdio (bridging to a running owner), or ``--http PORT`` only."""
+    from agentic_lsp.mcp.launch import LaunchOptions, run_mcp
+
+    root = _workspace(args.workspace)
+    options = LaunchOptions(
+        root=root,
+        loaded=_settings(root, args),
+        http_port=getattr(args, "http", None),
+        host=getattr(args, "host", None),
+        allow_non_loopback=getattr(args, "allow_non_loopback", False),
+    )
+    return run_mcp(options)
 
 
 def run(args: argparse.Namespace) -> int:

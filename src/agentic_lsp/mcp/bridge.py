@@ -1,0 +1,114 @@
+"""stdio ↔ streamable HTTP bridge: an ``agentic-lsp mcp`` launch that reaches the process
+already owning the workspace, so one engine and one index serve every client.
+
+Messages are relayed as they are (JSON-RPC in both directions: requests, responses, progress
+and other notifications), so the client speaks to the owning server directly. The bridge adds
+what the HTTP wire needs and stdio lacks: the bearer token, and the per-message protocol headers
+(``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``) derived from each message. It ends when
+the client closes stdin, or when the owning process exits (the client then restarts
+``agentic-lsp mcp``, which hosts the engine itself).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import httpx2
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.stdio import stdio_server
+from mcp.shared.inbound import (
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
+    MCP_PROTOCOL_VERSION_HEADER,
+    NAME_BEARING_METHODS,
+    encode_header_value,
+)
+from mcp.shared.message import ClientMessageMetadata, SessionMessage
+from mcp.types import JSONRPCRequest, JSONRPCResponse
+from mcp_types import PROTOCOL_VERSION_META_KEY
+
+from agentic_lsp.mcp.runtime import RuntimeInfo, pid_alive
+
+log = logging.getLogger(__name__)
+
+WATCH_INTERVAL_S = 1.0
+
+
+class HeaderStamp:
+    """Per-message HTTP headers, as the SDK's client session would set them."""
+
+    def __init__(self) -> None:
+        self.version: str | None = None  # negotiated by an initialize handshake
+        self._initialize_ids: set[Any] = set()
+
+    def outbound(self, message: SessionMessage) -> SessionMessage:
+        raw = message.message
+        headers: dict[str, str] = {}
+        if isinstance(raw, JSONRPCRequest):
+            params: dict[str, Any] = raw.params or {}
+            meta = params.get("_meta")
+            envelope = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
+            if raw.method == "initialize":
+                self._initialize_ids.add(raw.id)
+            elif isinstance(envelope, str):
+                headers[MCP_PROTOCOL_VERSION_HEADER] = envelope
+                headers[MCP_METHOD_HEADER] = raw.method
+                name_key = NAME_BEARING_METHODS.get(raw.method)
+                name = params.get(name_key) if name_key else None
+                if isinstance(name, str):
+                    headers[MCP_NAME_HEADER] = encode_header_value(name)
+        if not headers and self.version:
+            headers[MCP_PROTOCOL_VERSION_HEADER] = self.version
+        if not headers:
+            return message
+        return SessionMessage(message.message, metadata=ClientMessageMetadata(headers=headers))
+
+    def inbound(self, message: SessionMessage) -> None:
+        raw = message.message
+        if isinstance(raw, JSONRPCResponse) and raw.id in self._initialize_ids:
+            self._initialize_ids.discard(raw.id)
+            version = (raw.result or {}).get("protocolVersion")
+            if isinstance(version, str):
+                self.version = version
+
+
+async def bridge_stdio(info: RuntimeInfo) -> None:
+    """Relay this process's stdio MCP session to the owner's HTTP endpoint until either ends."""
+    log.info("bridging stdio to the agentic-lsp server of pid %d at %s", info.pid, info.url)
+    stamp = HeaderStamp()
+    timeout = httpx2.Timeout(30.0, read=None)
+    headers = {"Authorization": f"Bearer {info.token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+        stdio_server() as (stdin_read, stdout_write),
+        streamable_http_client(info.url, http_client=http) as (http_read, http_write),
+        anyio.create_task_group() as tg,
+    ):
+
+        async def client_to_server() -> None:
+            async for item in stdin_read:
+                if isinstance(item, Exception):
+                    log.warning("ignoring a malformed message from the MCP client: %s", item)
+                    continue
+                await http_write.send(stamp.outbound(item))
+            tg.cancel_scope.cancel()  # the client closed stdin: we are done
+
+        async def server_to_client() -> None:
+            async for item in http_read:
+                if isinstance(item, Exception):
+                    log.warning("error from the agentic-lsp server: %s", item)
+                    continue
+                stamp.inbound(item)
+                await stdout_write.send(item)
+
+        async def watch_owner() -> None:
+            while pid_alive(info.pid):
+                await anyio.sleep(WATCH_INTERVAL_S)
+            log.error("the agentic-lsp server (pid %d) exited; ending the bridge", info.pid)
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(client_to_server)
+        tg.start_soon(server_to_client)
+        tg.start_soon(watch_owner)

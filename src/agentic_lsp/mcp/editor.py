@@ -1,0 +1,86 @@
+"""The hook through which an editor-connected LSP server takes over changeset decisions.
+
+When an editor is connected, an MCP client's accept must reach the files through the editor
+(``workspace/applyEdit``) so open buffers stay in sync, and rollback must restore those buffers.
+The LSP server registers an :class:`EditorReview` for an engine while its editor is connected;
+MCP tools use it when present and fall back to the engine's atomic on-disk path otherwise.
+
+For the LSP server's ``Review`` (whose methods take the workspace ``Root`` first)::
+
+    from agentic_lsp.mcp.editor import bind_review, set_editor_review
+    set_editor_review(root.engine, bind_review(server.review, root))   # editor connected
+    set_editor_review(root.engine, None)                               # on shutdown
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from agentic_lsp.engine import Engine
+
+
+class EditorReview(Protocol):
+    """Changeset decisions carried out through the connected editor.
+
+    Each returns a JSON-like summary: ``accept`` at least ``via`` ("editor" | "disk"),
+    ``written``, ``editorOnly``, ``commitId``, ``notes``; ``rollback`` at least ``files`` and
+    ``revertCommitId``. Errors are raised as :class:`~agentic_lsp.errors.AgenticError`.
+    """
+
+    async def accept(
+        self, changeset_id: str, paths: Sequence[str] | None, hunks: Sequence[int] | None
+    ) -> Mapping[str, Any]: ...
+
+    async def reject(
+        self, changeset_id: str, paths: Sequence[str] | None, hunks: Sequence[int] | None
+    ) -> Mapping[str, Any]: ...
+
+    async def rollback(self, changeset_id: str | None) -> Mapping[str, Any]: ...
+
+
+_REVIEWS: weakref.WeakKeyDictionary[Engine, EditorReview] = weakref.WeakKeyDictionary()
+
+
+def set_editor_review(engine: Engine, review: EditorReview | None) -> None:
+    """Register (or, with ``None``, remove) the editor path for ``engine``'s changesets."""
+    if review is None:
+        _REVIEWS.pop(engine, None)
+    else:
+        _REVIEWS[engine] = review
+
+
+def editor_review(engine: Engine) -> EditorReview | None:
+    return _REVIEWS.get(engine)
+
+
+class _BoundReview:
+    def __init__(self, review: Any, root: Any) -> None:
+        self._review, self._root = review, root
+
+    async def accept(
+        self, changeset_id: str, paths: Sequence[str] | None, hunks: Sequence[int] | None
+    ) -> Mapping[str, Any]:
+        result: Mapping[str, Any] = await self._review.accept(
+            self._root, changeset_id, paths, hunks
+        )
+        return result
+
+    async def reject(
+        self, changeset_id: str, paths: Sequence[str] | None, hunks: Sequence[int] | None
+    ) -> Mapping[str, Any]:
+        result: Mapping[str, Any] = await self._review.reject(
+            self._root, changeset_id, paths, hunks
+        )
+        return result
+
+    async def rollback(self, changeset_id: str | None) -> Mapping[str, Any]:
+        result: Mapping[str, Any] = await self._review.rollback(self._root, changeset_id)
+        return result
+
+
+def bind_review(review: Any, root: Any) -> EditorReview:
+    """Adapt an object whose ``accept/reject/rollback`` take a workspace root first."""
+    return _BoundReview(review, root)

@@ -1,0 +1,145 @@
+"""``agentic-lsp mcp``: bridge to the process owning the workspace, or host the engine.
+
+Decision, made under a per-workspace lock so two launches never both open the index:
+
+* a live runtime file (its pid alive, its port accepting connections) → bridge stdio to it;
+* otherwise → open the engine here, serve MCP on stdio *and* on an ephemeral localhost HTTP
+  port (published in the runtime file, so later launches bridge to this one).
+
+With ``--http PORT`` the launch serves HTTP only (no stdio) and prints the URL and token on
+stderr; it refuses to start when another process already owns the workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentic_lsp.config import LoadedSettings
+from agentic_lsp.errors import AgenticError
+from agentic_lsp.mcp.runtime import (
+    RuntimeInfo,
+    host_lock,
+    read_live_runtime,
+    remove_runtime,
+    runtime_path,
+)
+from agentic_lsp.workspace import workspace_cache_dir
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    root: Path
+    loaded: LoadedSettings
+    http_port: int | None = None  # None: stdio (plus an ephemeral HTTP endpoint for bridging)
+    host: str | None = None
+    allow_non_loopback: bool = False
+
+
+def _accepts_connections(info: RuntimeInfo, timeout: float = 2.0) -> bool:
+    try:
+        with socket.create_connection((info.host, info.port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def find_owner(cache_dir: Path) -> RuntimeInfo | None:
+    """The live process serving this workspace, if any (stale runtime files are removed)."""
+    path = runtime_path(cache_dir)
+    info = read_live_runtime(path)
+    if info is not None and not _accepts_connections(info):
+        log.info("MCP runtime file names pid %d but nothing listens on %s", info.pid, info.url)
+        remove_runtime(path, info.pid)
+        return None
+    return info
+
+
+def run_mcp(options: LaunchOptions) -> int:
+    return asyncio.run(_main(options))
+
+
+async def _main(options: LaunchOptions) -> int:
+    from agentic_lsp.engine import Engine
+    from agentic_lsp.mcp.bridge import bridge_stdio
+    from agentic_lsp.mcp.server import HttpServerHandle, serve_stdio, start_http_server
+
+    settings = options.loaded.settings
+    cache_dir = workspace_cache_dir(options.root, settings)
+    host = options.host or settings.mcp.http_host
+    engine: Engine | None = None
+    handle: HttpServerHandle | None = None
+    with host_lock(cache_dir):
+        owner = find_owner(cache_dir)
+        if owner is not None and options.http_port is not None:
+            raise AgenticError(
+                f"pid {owner.pid} already serves this workspace over MCP at {owner.url}",
+                f"connect to it (token in {runtime_path(cache_dir)}), or stop it first",
+            )
+        if owner is None:
+            engine = Engine(options.root, options.loaded)
+            await engine.start()
+            port = options.http_port if options.http_port is not None else 0
+            if options.http_port is None and settings.mcp.http_port:
+                port = settings.mcp.http_port
+            try:
+                handle = await start_http_server(
+                    lambda: engine, host, port, settings,
+                    root=options.root, allow_non_loopback=options.allow_non_loopback,
+                )  # fmt: skip
+            except BaseException:
+                await engine.close()
+                raise
+    if owner is not None:
+        await bridge_stdio(owner)
+        return 0
+    assert engine is not None and handle is not None
+    try:
+        if options.http_port is None:
+            await _until_signal(serve_stdio(lambda: engine))
+        else:
+            print(f"agentic-lsp: MCP over HTTP at {handle.url}", file=sys.stderr)
+            print(f"agentic-lsp: bearer token {handle.token}", file=sys.stderr)
+            print(f"agentic-lsp: endpoint file {handle.runtime_file}", file=sys.stderr)
+            sys.stderr.flush()
+            await _until_signal(None)
+    finally:
+        await handle.stop()
+        await engine.close()
+    return 0
+
+
+async def _until_signal(work: Coroutine[Any, Any, None] | None) -> None:
+    """Run ``work`` (a coroutine) or wait forever, until SIGINT/SIGTERM; then return."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(stop.wait())]
+    if work is not None:
+        waiters.append(asyncio.ensure_future(work))
+    try:
+        done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for task in done:
+            error = None if task.cancelled() else task.exception()
+            if error is not None:
+                raise error
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)

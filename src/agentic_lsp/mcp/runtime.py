@@ -1,0 +1,134 @@
+"""The per-workspace runtime file: how a second client finds the process that owns the index.
+
+Whoever serves MCP over HTTP for a workspace writes ``mcp-endpoint.json`` (URL, port, token,
+pid) into the workspace's cache dir, readable by the user only (mode 0600), and removes it on
+exit. ``agentic-lsp mcp`` reads it to bridge to that process instead of opening the index a
+second time. A file whose pid is dead is stale: it is ignored, deleted, and replaced by the next
+host. Guarantees: the file appears atomically (never half written) and is never world-readable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+RUNTIME_FILE = "mcp-endpoint.json"
+LOCK_FILE = "mcp-host.lock"
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    pid: int
+    url: str
+    host: str
+    port: int
+    token: str
+    root: str
+    started: float
+
+
+def runtime_path(cache_dir: Path) -> Path:
+    return cache_dir / RUNTIME_FILE
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    except OSError:
+        return False
+    return True
+
+
+def write_runtime(path: Path, info: RuntimeInfo) -> None:
+    """Write ``info`` atomically with mode 0600 (created so, never chmod-ed after the fact)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(asdict(info), fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def read_runtime(path: Path) -> RuntimeInfo | None:
+    """The file's content, or ``None`` when absent or unreadable (a broken file is removed)."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return RuntimeInfo(
+            pid=int(raw["pid"]),
+            url=str(raw["url"]),
+            host=str(raw["host"]),
+            port=int(raw["port"]),
+            token=str(raw["token"]),
+            root=str(raw["root"]),
+            started=float(raw["started"]),
+        )
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("ignoring unreadable MCP runtime file %s (%s)", path, exc)
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return None
+
+
+def read_live_runtime(path: Path) -> RuntimeInfo | None:
+    """The runtime info when its process is alive; a stale file (dead pid) is deleted."""
+    info = read_runtime(path)
+    if info is None:
+        return None
+    if not pid_alive(info.pid):
+        log.info("removing stale MCP runtime file %s (pid %d is gone)", path, info.pid)
+        remove_runtime(path, info.pid)
+        return None
+    return info
+
+
+def remove_runtime(path: Path, pid: int | None = None) -> None:
+    """Delete the file, but only if it still names ``pid`` (default: this process)."""
+    owner = os.getpid() if pid is None else pid
+    info = read_runtime(path)
+    if info is not None and info.pid != owner:
+        return
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+@contextlib.contextmanager
+def host_lock(cache_dir: Path) -> Iterator[None]:
+    """Serialise "is somebody hosting? if not, I will" between processes of one workspace."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(cache_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            import fcntl
+        except ImportError:  # Windows: best effort without a lock
+            yield
+            return
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

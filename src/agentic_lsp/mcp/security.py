@@ -1,0 +1,133 @@
+"""HTTP guard for the MCP endpoint: the MCP spec's transport rules, enforced before the SDK.
+
+Checks, in order, for every HTTP request (lifespan events pass through untouched):
+
+1. ``Host`` must be one of the exact ``host:port`` values the server listens as (421 otherwise):
+   a DNS-rebinding page reaches 127.0.0.1 under its own name, so its Host header gives it away.
+2. ``Origin``, when present, must be an allowed origin (403 otherwise): browsers always send it.
+3. ``Authorization: Bearer <token>`` must carry this launch's random token (401 otherwise),
+   compared in constant time.
+4. The body may not exceed ``max_body_bytes`` (413), declared or streamed.
+
+The SDK's own DNS-rebinding protection is configured with the same lists as a second line.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import secrets
+from collections.abc import Iterable
+
+from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agentic_lsp.errors import AgenticError
+
+log = logging.getLogger(__name__)
+
+TOKEN_BYTES = 32
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def new_token() -> str:
+    """A random per-launch bearer token (256 bits, URL-safe)."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind_host(host: str, allow_non_loopback: bool) -> None:
+    """Refuse a non-loopback bind address unless explicitly allowed; warn when it is."""
+    if is_loopback(host):
+        return
+    if not allow_non_loopback:
+        raise AgenticError(
+            f"refusing to serve MCP on {host}: only 127.0.0.1 is allowed by default",
+            "bind 127.0.0.1, or pass --allow-non-loopback if other machines must reach it "
+            "(anyone who can reach the port and learns the token can edit this workspace)",
+        )
+    log.warning(
+        "MCP HTTP bound to non-loopback address %s: reachable from other machines; "
+        "the bearer token is the only protection",
+        host,
+    )
+
+
+def _host_literal(host: str) -> str:
+    return f"[{host.strip('[]')}]" if ":" in host.strip("[]") else host
+
+
+def allowed_hosts(host: str, port: int) -> list[str]:
+    """Exact ``Host`` header values for a server bound to ``host:port``."""
+    names = ["127.0.0.1", "localhost", "[::1]"] if is_loopback(host) else [_host_literal(host)]
+    return [f"{name}:{port}" for name in names]
+
+
+def allowed_origins(host: str, port: int, extra: Iterable[str] = ()) -> list[str]:
+    """Origins allowed to call: the server's own, plus configured ones (``mcp.allowed_origins``)."""
+    origins = [f"http://{h}" for h in allowed_hosts(host, port)]
+    return [*origins, *(o.rstrip("/") for o in extra)]
+
+
+def transport_security(hosts: list[str], origins: list[str]) -> TransportSecuritySettings:
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+class HttpGuard:
+    """ASGI middleware applying the checks in the module docstring, then calling ``app``."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str,
+        hosts: list[str],
+        origins: list[str],
+        max_body_bytes: int,
+    ) -> None:
+        self._inner = RequestBodyLimitMiddleware(app, max_body_bytes)
+        self._token = token.encode()
+        self._hosts = {h.lower() for h in hosts}
+        self._origins = {o.lower() for o in origins}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._inner(scope, receive, send)  # lifespan: passed through unchanged
+            return
+        refusal = self._refusal(Headers(scope=scope))
+        if refusal is not None:
+            status, message = refusal
+            headers = {"WWW-Authenticate": 'Bearer realm="agentic-lsp"'} if status == 401 else {}
+            response = PlainTextResponse(message, status_code=status, headers=headers)
+            await response(scope, receive, send)
+            return
+        await self._inner(scope, receive, send)
+
+    def _refusal(self, headers: Headers) -> tuple[int, str] | None:
+        host = headers.get("host", "").lower()
+        if host not in self._hosts:
+            log.warning("MCP HTTP: refused Host %r", host[:100])
+            return 421, "Misdirected request: invalid Host header"
+        origin = headers.get("origin")
+        if origin is not None and origin.rstrip("/").lower() not in self._origins:
+            log.warning("MCP HTTP: refused Origin %r", origin[:100])
+            return 403, "Forbidden: invalid Origin header"
+        scheme, _, presented = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            presented.strip().encode(), self._token
+        ):
+            return 401, "Unauthorized: a valid bearer token is required"
+        return None

@@ -1,0 +1,255 @@
+"""MCP tools that review changesets: list, show (with the unified diff), accept, reject, roll back.
+
+Nothing touches the user's files except ``accept_changeset`` and ``rollback``. While an editor is
+connected (see :mod:`agentic_lsp.mcp.editor`) both go through it so its buffers stay in sync;
+otherwise the engine writes atomically (compare-and-swap), refusing files with unsaved editor
+text, and commits exactly the accepted files when ``changes.commit_on_accept`` is on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from agentic_lsp.changes.changeset import Changeset
+from agentic_lsp.changes.diff import changeset_diff, file_diff, split_lines
+from agentic_lsp.errors import ChangesetError
+from agentic_lsp.index.secrets import redact_secrets
+from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
+from agentic_lsp.mcp.editor import editor_review
+from agentic_lsp.mcp.render import Reply, decode_cursor, page_note
+from agentic_lsp.mcp.tools_search import READ_ONLY, Cursor
+
+if TYPE_CHECKING:
+    from agentic_lsp.engine import Engine
+
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+DECIDES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+ChangesetId = Annotated[
+    str,
+    Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$", description="Changeset id."),
+]
+Paths = Annotated[
+    list[str] | None, Field(description="Only these files of the changeset (default: all).")
+]
+Hunks = Annotated[
+    list[int] | None, Field(description="Only these hunk numbers (needs exactly one path).")
+]
+
+
+def _buffers(engine: Engine) -> dict[str, str]:
+    return dict(engine.indexer.overlays) if engine._indexer is not None else {}
+
+
+def changeset_summary(reply: Reply, changeset: Changeset, stale: list[str]) -> None:
+    """Server lines describing a changeset, and its id/status/files in ``reply.data``."""
+    reply.line(f"changeset {changeset.id}  status: {changeset.status}  run: {changeset.run_id}")
+    reply.block(changeset.title + ("\n" + changeset.summary if changeset.summary else ""), "title")
+    files: list[dict[str, Any]] = []
+    for change in changeset.files:
+        counts = {s: sum(1 for h in change.hunks if h.status == s) for s in ("pending", "accepted")}
+        target = f" -> {clean(change.new_path)}" if change.new_path else ""
+        flags = f"  flags: {', '.join(change.flags)}" if change.flags else ""
+        note = "  STALE (file changed since proposal)" if change.path in stale else ""
+        reply.line(
+            f"- {change.op} {clean(change.path)}{target}  {change.status}  "
+            f"hunks: {len(change.hunks)} ({counts['pending']} pending){flags}{note}"
+        )
+        files.append({"path": change.path, "op": change.op, "new_path": change.new_path,
+                      "status": change.status, "hunks": [h.index for h in change.hunks],
+                      "flags": change.flags, "stale": change.path in stale})  # fmt: skip
+    reply.data.update(
+        changeset_id=changeset.id, status=changeset.status, run_id=changeset.run_id,
+        title=changeset.title, files=files,
+    )  # fmt: skip
+
+
+def safe_diff(engine: Engine, text: str) -> str:
+    return redact_secrets(text)[0] if engine.settings.index.redact_secrets else text
+
+
+def _outcome(reply: Reply, result: Mapping[str, Any]) -> None:
+    reply.line(f"applied via {result.get('via', 'disk')}")
+    for key, label in (("written", "written"), ("editorOnly", "left in the editor only")):
+        if result.get(key):
+            reply.line(f"{label}: {', '.join(clean(p) for p in result[key])}")
+    if result.get("commitId"):
+        reply.line(f"commit: {result['commitId']}")
+    for note in result.get("notes") or []:
+        reply.line(f"note: {clean(note, 500)}")
+
+
+def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
+    @server.tool(annotations=READ_ONLY)
+    @tool_errors
+    async def list_changesets(
+        status: Annotated[
+            str | None, Field(description="pending, partially_accepted, accepted, rejected…")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """Changesets proposed by workflow runs, newest first."""
+        engine = await access.engine()
+        offset = decode_cursor(cursor)
+        found = list(reversed(await asyncio.to_thread(engine.changes.list, status)))
+        reply = Reply(access.max_chars)
+        reply.line(f"{len(found)} changesets" + (f" with status {status}" if status else ""))
+        rows, shown = [], []
+        for cs in found[offset : offset + limit]:
+            when = cs.created.strftime("%Y-%m-%d %H:%M")
+            rows.append(
+                f"{cs.id}  {cs.status:<18} {len(cs.files)} files  {when}  {clean(cs.title)}"
+            )
+            shown.append({"changeset_id": cs.id, "status": cs.status, "run_id": cs.run_id,
+                          "title": cs.title, "files": [c.path for c in cs.files]})  # fmt: skip
+        if rows:
+            reply.block("\n".join(rows), "changesets (id status files created title)")
+        reply.data["results"] = shown
+        page_note(reply, len(shown), offset, len(found), len(found) > offset + len(shown))
+        return reply.result()
+
+    @server.tool(annotations=READ_ONLY)
+    @tool_errors
+    async def show_changeset(
+        changeset_id: ChangesetId,
+        path: Annotated[str | None, Field(description="Only this file's diff.")] = None,
+        include_rejected: bool = False,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """A changeset's files, hunks, flags and staleness, and its unified diff (paged)."""
+        engine = await access.engine()
+        changeset = await asyncio.to_thread(engine.changes.get, changeset_id)
+        stale = await asyncio.to_thread(
+            engine.changes.stale_files, changeset, None, _buffers(engine)
+        )
+        if path is not None:
+            diff = file_diff(changeset.file(path), include_rejected=include_rejected)
+        else:
+            diff = changeset_diff(changeset, include_rejected=include_rejected)
+        reply = Reply(access.max_chars)
+        changeset_summary(reply, changeset, stale)
+        lines = split_lines(safe_diff(engine, diff))
+        offset = decode_cursor(cursor)
+        budget = access.max_chars - len(reply.text()) - 600
+        chosen: list[str] = []
+        used = 0
+        for line in lines[offset:]:
+            if used + len(line) > budget and chosen:
+                break
+            chosen.append(line)
+            used += len(line)
+        if chosen:
+            end = offset + len(chosen)
+            reply.block("".join(chosen), f"unified diff lines {offset + 1}-{end} of {len(lines)}")
+        elif not lines:
+            reply.line("nothing left to review in this selection")
+        page_note(reply, len(chosen), offset, len(lines), offset + len(chosen) < len(lines))
+        return reply.result()
+
+    @server.tool(annotations=WRITES)
+    @tool_errors
+    async def accept_changeset(
+        changeset_id: ChangesetId, paths: Paths = None, hunks: Hunks = None
+    ) -> CallToolResult:
+        """Apply a changeset (or some files / hunks of one file) to the workspace.
+
+        Goes through the connected editor when there is one; otherwise writes atomically and
+        commits exactly the accepted files (changes.commit_on_accept). Refused when a file
+        changed since the proposal.
+        """
+        engine = await access.engine()
+        review = editor_review(engine)
+        if review is not None:
+            result = dict(await review.accept(changeset_id, paths, hunks))
+        else:
+            outcome = await asyncio.to_thread(
+                engine.changes.accept_on_disk, changeset_id, paths, hunks,
+                commit=engine.settings.changes.commit_on_accept, buffers=_buffers(engine),
+            )  # fmt: skip
+            result = {"via": "disk", "written": outcome.written, "commitId": outcome.commit_id,
+                      "editorOnly": outcome.editor_only, "notes": outcome.notes}  # fmt: skip
+        changeset = await asyncio.to_thread(engine.changes.get, changeset_id)
+        reply = Reply(access.max_chars)
+        reply.line(f"accepted from changeset {changeset_id}; it is now {changeset.status}")
+        _outcome(reply, result)
+        reply.data.update(
+            changeset_id=changeset_id, status=changeset.status, via=result.get("via", "disk"),
+            written=list(result.get("written") or []), commit_id=result.get("commitId"),
+        )  # fmt: skip
+        return reply.result()
+
+    @server.tool(annotations=DECIDES)
+    @tool_errors
+    async def reject_changeset(
+        changeset_id: ChangesetId,
+        ctx: Context,
+        paths: Paths = None,
+        hunks: Hunks = None,
+        feedback: Annotated[
+            str | None,
+            Field(max_length=4000, description="What to do differently: starts a refine run."),
+        ] = None,
+    ) -> CallToolResult:
+        """Reject a changeset (or files / hunks); nothing is written.
+
+        With ``feedback`` the proposal is refined instead: the rejected hunks are dropped, the
+        old changeset is superseded, and a new run builds on the rest with the feedback; the
+        reply carries the new changeset and its diff (progress is reported meanwhile).
+        """
+        engine = await access.engine()
+        review = editor_review(engine)
+        reply = Reply(access.max_chars)
+        if paths or hunks or not feedback:
+            if review is not None:
+                await review.reject(changeset_id, paths, hunks)
+            else:
+                await asyncio.to_thread(engine.changes.reject, changeset_id, paths, hunks)
+            changeset = await asyncio.to_thread(engine.changes.get, changeset_id)
+            reply.line(f"rejected; changeset {changeset_id} is now {changeset.status}")
+            reply.data.update(changeset_id=changeset_id, status=changeset.status)
+        if feedback:
+            from agentic_lsp.mcp.tools_workflows import refine_and_report
+
+            reply.data["refined_changeset_id"] = changeset_id
+            await refine_and_report(engine, reply, changeset_id, feedback, ctx)
+        return reply.result()
+
+    @server.tool(annotations=WRITES)
+    @tool_errors
+    async def rollback(
+        changeset_id: Annotated[
+            str | None, Field(description="Undo this changeset's last accept (default: newest).")
+        ] = None,
+    ) -> CallToolResult:
+        """Undo the newest accept (restores the files and reverts its commit, if any)."""
+        engine = await access.engine()
+        review = editor_review(engine)
+        if review is not None:
+            result = dict(await review.rollback(changeset_id))
+            files, revert = list(result.get("files") or []), result.get("revertCommitId")
+            target = result.get("changesetId", changeset_id)
+        else:
+            plan = await asyncio.to_thread(
+                engine.changes.plan_rollback, changeset_id, _buffers(engine)
+            )
+            if plan.buffers:
+                raise ChangesetError(
+                    "open editor buffers hold the accepted text, and no editor is connected",
+                    "roll back from the editor, or save/close those files first",
+                )
+            record = await asyncio.to_thread(engine.changes.finish_rollback, plan)
+            files = [w.path for w in record.writes]
+            revert, target = record.rollback_commit_id, record.changeset_id
+        reply = Reply(access.max_chars)
+        reply.line(f"rolled back changeset {target}: {', '.join(clean(f) for f in files)}")
+        if revert:
+            reply.line(f"revert commit: {revert}")
+        reply.data.update(changeset_id=target, files=files, revert_commit_id=revert)
+        return reply.result()

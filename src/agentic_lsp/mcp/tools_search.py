@@ -1,0 +1,260 @@
+"""MCP tools that find code: hybrid search, files, symbols, definitions, references.
+
+Replies list results in server words (rank, location, signals that found them) and carry the
+repository's own text (snippets, signatures, docs, lines) in data blocks. Every list is paginated
+with an opaque ``cursor`` and bounded by the reply budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from agentic_lsp.changes.diff import split_lines
+from agentic_lsp.errors import AgenticError
+from agentic_lsp.index.search import SearchResult
+from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
+from agentic_lsp.mcp.files import read_workspace_text, workspace_path
+from agentic_lsp.mcp.render import Reply, decode_cursor, page_note
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+MAX_RESULTS = 200
+
+Limit = Annotated[int, Field(ge=1, le=50, description="Results per page.")]
+Cursor = Annotated[
+    str | None, Field(description="next_cursor from the previous reply, for the next page.")
+]
+OptPath = Annotated[
+    str | None, Field(description="Workspace-relative path of the file the question is asked from.")
+]
+Line = Annotated[int | None, Field(ge=1, description="1-based line number.")]
+Column = Annotated[int | None, Field(ge=0, description="0-based character column.")]
+
+
+def _signals(result: SearchResult) -> str:
+    return " ".join(f"{name}#{rank}" for name, rank in result.signals.items())
+
+
+def _lines(text: str, start: int, end: int) -> str:
+    return "".join(split_lines(text)[start - 1 : end])
+
+
+async def _identifier(
+    access: EngineAccess, name: str | None, path: str | None, line: int | None, col: int | None
+) -> tuple[str, str | None]:
+    """The name asked about (given, or the identifier at path:line:column) and the from-path."""
+    engine = await access.engine()
+    rel = workspace_path(engine, path) if path else None
+    if name:
+        return name, rel
+    if rel is None or line is None or col is None:
+        raise AgenticError("give a name, or path + line + column of an identifier")
+    from agentic_lsp.index.references import identifier_at
+
+    _, text = await asyncio.to_thread(read_workspace_text, engine, rel)
+    found = identifier_at(text, line, col)
+    if found is None:
+        raise AgenticError(f"no identifier at {rel}:{line}:{col}", "point at a name")
+    return found[0], rel
+
+
+def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
+    @server.tool(annotations=READ_ONLY)
+    @tool_errors
+    async def search_code(
+        query: Annotated[str, Field(min_length=1, max_length=1000, description="What to find.")],
+        limit: Limit = 8,
+        cursor: Cursor = None,
+        include_docs: Annotated[bool, Field(description="Also search doc sections.")] = False,
+        snippet_lines: Annotated[int, Field(ge=0, le=80, description="Lines per snippet.")] = 15,
+    ) -> CallToolResult:
+        """Hybrid semantic + lexical code search (files first, then functions inside them).
+
+        Returns ranked functions/classes with path:line ranges, the signals that found each
+        (dense, lexical, symbol, file rank) and a source snippet.
+        """
+        engine = await access.engine()
+        offset = decode_cursor(cursor)
+        wanted = min(offset + limit + 1, MAX_RESULTS)
+        response = await engine.search(query, wanted, functions=True, sections=include_docs)
+        reply = Reply(access.max_chars)
+        reply.line(f"search_code {clean(query)!r}: {len(response.results)} results")
+        page = response.results[offset : offset + limit]
+        texts: dict[str, str | None] = {}
+        shown: list[dict[str, object]] = []
+        for rank, result in enumerate(page, start=offset + 1):
+            where = f"{clean(result.path)}:{result.start_line}-{result.end_line}"
+            label = f" {result.kind} {clean(result.symbol or '')}".rstrip()
+            if not reply.line(
+                f"{rank}. {where}{label}  score {result.score:.4f} [{_signals(result)}]"
+            ):
+                break
+            if snippet_lines and result.path not in texts:
+                try:
+                    texts[result.path] = (await asyncio.to_thread(
+                        read_workspace_text, engine, result.path))[1]  # fmt: skip
+                except AgenticError:
+                    texts[result.path] = None
+            text = texts.get(result.path)
+            if snippet_lines and text is not None:
+                end = min(result.end_line, result.start_line + snippet_lines - 1)
+                reply.block(_lines(text, result.start_line, end), f"{where}")
+            shown.append({
+                "path": result.path, "start_line": result.start_line,
+                "end_line": result.end_line, "kind": result.kind, "symbol": result.symbol,
+                "score": round(result.score, 6), "signals": result.signals,
+            })  # fmt: skip
+        reply.data["results"] = shown
+        more = len(response.results) > offset + len(shown)
+        page_note(reply, len(shown), offset, None, more)
+        for note in response.notes:
+            reply.line(f"note: {note}")
+        return reply.result()
+
+    @server.tool(annotations=READ_ONLY)
+    @tool_errors
+    async def search_files(
+        query: Annotated[str, Field(min_length=1, max_length=1000, description="What to find.")],
+        limit: Limit = 20,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """Rank workspace files for a query (semantic + lexical); paths only, no content."""
+        engine = await access.engine()
+        offset = decode_cursor(cursor)
+        wanted = min(offset + limit + 1, MAX_RESULTS)
+        response = await engine.search(query, wanted, functions=False)
+        reply = Reply(access.max_chars)
+        reply.line(f"search_files {clean(query)!r}:")
+        shown: list[dict[str, object]] = []
+        for rank, result in enumerate(response.results[offset : offset + limit], offset + 1):
+            line = f"{rank}. {clean(result.path)}  score {result.score:.4f} [{_signals(result)}]"
+            if not reply.line(line):
+                break
+            shown.append({"path": result.path, "score": round(result.score, 6),
+                          "language": result.language, "signals": result.signals})  # fmt: skip
+        reply.data["results"] = shown
+        page_note(reply, len(shown), offset, None, len(response.results) > offset + len(shown))
+        for note in response.notes:
+            reply.line(f"note: {note}")
+        return reply.result()
+
+    @server.tool(annotations=READ_ONLY)
+    @tool_errors
+    async def find_symbol(
+        query: Annotated[str, Field(min_length=1, max_length=200, description="Name or fuzzy.")],
+        kind: Annotated[str | None, Field(description="Only this kind (function, class…).")] = None,
+        limit: Limit = 20,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """Find definitions by name: exact, prefix and fuzzy (camelCase/underscore) matches."""
+        engine = await access.engine()
+        offset = decode_cursor(cursor)
+        scored = engine.indexer.symbols.fuzzy(query, limit=MAX_RESULTS * 2)
+        if kind:
+            scored = [(s, r) for s, r in scored if r.symbol.kind == kind]
+        reply = Reply(access.max_chars)
+        reply.line(f"find_symbol {clean(query)!r}: {len(scored)} matches")
+        rows: list[str] = []
+        shown: list[dict[str, object]] = []
+        for score, ref in scored[offset : offset + limit]:
+            sym = ref.symbol
+            row = f"{ref.path}:{sym.start_line}-{sym.end_line} {sym.kind} {sym.qualname}"
+            rows.append(f"{row}  ({score:.2f})  {sym.signature}")
+            shown.append({"path": ref.path, "qualname": sym.qualname, "kind": sym.kind,
+                          "start_line": sym.start_line, "end_line": sym.end_line,
+                          "score": round(score, 4)})  # fmt: skip
+        if rows:
+            reply.block("\n".join(rows), "symbols (path:lines kind name (score) signature)")
+        reply.data["results"] = shown
+        page_note(reply, len(shown), offset, len(scored), len(scored) > offset + len(shown))
+        return reply.result()
+
+    @server.tool(annotations=READ_ONLY)
+    @tool_errors
+    async def find_definition(
+        name: Annotated[str | None, Field(description="Identifier or Qualified.name.")] = None,
+        path: OptPath = None,
+        line: Line = None,
+        column: Column = None,
+        limit: Limit = 5,
+        source_lines: Annotated[int, Field(ge=0, le=200, description="Lines shown per hit.")] = 40,
+    ) -> CallToolResult:
+        """Where a name is defined, ranked from ``path``'s view (same file, its imports, rest).
+
+        Give ``name``, or ``path`` + ``line`` + ``column`` of an identifier in a file.
+        """
+        engine = await access.engine()
+        ident, rel = await _identifier(access, name, path, line, column)
+        refs = engine.indexer.symbols.definitions(ident, from_path=rel)
+        reply = Reply(access.max_chars)
+        reply.line(f"find_definition {clean(ident)!r}: {len(refs)} definitions")
+        shown: list[dict[str, object]] = []
+        for ref in refs[:limit]:
+            sym = ref.symbol
+            where = f"{clean(ref.path)}:{sym.start_line}-{sym.end_line}"
+            if not reply.line(f"- {where} {sym.kind} {clean(sym.qualname)}"):
+                break
+            shown.append({"path": ref.path, "qualname": sym.qualname, "kind": sym.kind,
+                          "start_line": sym.start_line, "end_line": sym.end_line,
+                          "name_line": sym.name_line, "name_col": sym.name_col})  # fmt: skip
+            body = sym.doc and f"doc: {sym.doc}\n"
+            if source_lines:
+                try:
+                    _, text = await asyncio.to_thread(read_workspace_text, engine, ref.path)
+                    end = min(sym.end_line, sym.start_line + source_lines - 1)
+                    body = _lines(text, sym.start_line, end)
+                except AgenticError as exc:
+                    reply.line(f"  (source unavailable: {exc.message})")
+            if body:
+                reply.block(body, where)
+        reply.data["results"] = shown
+        reply.data["name"] = ident
+        if len(refs) > len(shown):
+            reply.line(f"[{len(refs) - len(shown)} more definitions; raise limit to see them]")
+        return reply.result()
+
+    @server.tool(annotations=READ_ONLY)
+    @tool_errors
+    async def find_references(
+        name: Annotated[str | None, Field(description="Identifier to look for.")] = None,
+        path: OptPath = None,
+        line: Line = None,
+        column: Column = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="Occurrences per page.")] = 100,
+        cursor: Cursor = None,
+    ) -> CallToolResult:
+        """Name-based references: every word-boundary occurrence in indexed files and open
+        buffers, the asking file first, then files related to it by imports."""
+        engine = await access.engine()
+        ident, rel = await _identifier(access, name, path, line, column)
+        offset = decode_cursor(cursor)
+        from agentic_lsp.index.references import references_in_index
+
+        found = await asyncio.to_thread(
+            references_in_index, engine.indexer, ident, rel, limit=offset + limit + 1
+        )
+        page = found.occurrences[offset : offset + limit]
+        reply = Reply(access.max_chars)
+        reply.line(f"find_references {clean(ident)!r}: {found.files_scanned} files scanned")
+        by_file: dict[str, list[str]] = {}
+        shown: list[dict[str, object]] = []
+        for occ in page:
+            mark = " (definition)" if occ.is_definition else ""
+            by_file.setdefault(occ.path, []).append(f"{occ.line}:{occ.col}{mark}: {occ.preview}")
+        for file_path, rows in by_file.items():
+            if not reply.block("\n".join(rows), f"{file_path} (line:col: text)", min_chars=80):
+                break
+            shown.extend(
+                {"path": o.path, "line": o.line, "col": o.col, "definition": o.is_definition}
+                for o in page
+                if o.path == file_path
+            )
+        reply.data["results"] = shown
+        reply.data["name"] = ident
+        more = found.truncated or len(found.occurrences) > offset + len(shown)
+        page_note(reply, len(shown), offset, None, more)
+        return reply.result()

@@ -1,0 +1,205 @@
+"""MCP tools that run workflows: list them, run one (progress as MCP progress notifications),
+and refine a rejected changeset with feedback.
+
+A run's events are relayed as ``notifications/progress`` (a running count, and a one-line
+message per event) while the call waits for the report; the reply carries the run id, the
+outcome of each stage, and the resulting changeset with its unified diff. Cancelling the call
+cancels the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Annotated
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from agentic_lsp.changes.diff import changeset_diff
+from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
+from agentic_lsp.mcp.render import Reply
+from agentic_lsp.mcp.tools_changes import changeset_summary, safe_diff
+from agentic_lsp.mcp.tools_search import READ_ONLY
+from agentic_lsp.workflows.events import RunEvent, RunReport
+
+if TYPE_CHECKING:
+    from agentic_lsp.engine import Engine
+
+log = logging.getLogger(__name__)
+
+PROPOSES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+
+def describe_event(event: RunEvent) -> str:
+    """One line for a run event (model-written text is flattened and cut short)."""
+    d = event.data
+    match event.kind:
+        case "orchestrator_decision":
+            text = f"workflow {d.get('workflow')}: {d.get('reasoning', '')}"
+        case "plan":
+            text = "plan: " + " -> ".join(str(s) for s in d.get("stages") or [])
+        case "stage_started":
+            text = f"stage {d.get('stage')} started (attempt {d.get('attempt', 1)})"
+        case "stage_finished":
+            state = "succeeded" if d.get("ok") else "failed"
+            text = f"stage {d.get('stage')} {state}: {d.get('summary', '')}"
+        case "routing":
+            text = f"{d.get('from')} -> {d.get('to')} ({d.get('reason')})"
+        case "retrieval":
+            text = f"stage {d.get('stage')}: retrieved {len(d.get('files') or [])} files"
+        case "changeset_ready":
+            text = f"changeset {d.get('changeset_id')} ready ({len(d.get('files') or [])} files)"
+        case "run_finished":
+            text = f"run {d.get('status')}"
+        case "log":
+            text = str(d.get("message", ""))
+        case _:
+            text = event.kind.replace("_", " ")
+    return clean(text, 200)
+
+
+class ProgressRelay:
+    """Turns run events (from any thread) into progress notifications, in order."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+        self._count = 0
+        self._task = asyncio.create_task(self._forward(), name="agentic-mcp-progress")
+
+    def sink(self, event: RunEvent) -> None:
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
+
+    async def _forward(self) -> None:
+        while (event := await self._queue.get()) is not None:
+            self._count += 1
+            try:
+                await self._ctx.report_progress(self._count, None, describe_event(event))
+            except Exception as exc:  # the client went away: keep draining, stop sending
+                log.debug("progress notification failed: %s", exc)
+
+    async def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(self._task, timeout=5)
+
+
+async def _wait_for_report(engine: Engine, run_id: str) -> RunReport:
+    try:
+        report: RunReport = await engine.workflows.wait(run_id)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            engine.workflows.cancel(run_id)
+        raise
+    return report
+
+
+async def report_run(engine: Engine, reply: Reply, report: RunReport) -> None:
+    """The run's outcome, stage by stage, then its changeset and diff (if it proposed one)."""
+    reply.line(f"run {report.run_id}: {report.status}  workflow: {report.workflow or '?'}")
+    if report.provider:
+        reply.line(f"model: {clean(report.provider)}")
+    if report.reasoning:
+        reply.block(report.reasoning, "orchestrator reasoning (model output)")
+    for stage, why in report.skipped_stages.items():
+        reply.line(f"skipped stage {clean(stage)}: {clean(why)}")
+    for outcome in report.outcomes:
+        state = "ok" if outcome.ok else "failed"
+        reply.line(f"stage {clean(outcome.stage)} attempt {outcome.attempt}: {state}")
+        texts = [outcome.summary, *(f"[{a}] {t}" for a, t in outcome.agent_outputs.items())]
+        body = "\n".join(t for t in texts if t)
+        if body:
+            reply.block(body, f"stage {outcome.stage} output (model output)")
+    if report.error:
+        reply.line(f"error: {clean(report.error, 1000)}")
+    if report.test_output:
+        reply.block(report.test_output[-4000:], "test output (tail)")
+    reply.data.update(run_id=report.run_id, status=report.status, workflow=report.workflow,
+                      changeset_id=report.changeset_id)  # fmt: skip
+    if not report.changeset_id:
+        reply.line("no changeset was proposed")
+        return
+    changeset = await asyncio.to_thread(engine.changes.get, report.changeset_id)
+    stale = await asyncio.to_thread(engine.changes.stale_files, changeset)
+    run_data = dict(reply.data)
+    changeset_summary(reply, changeset, stale)
+    reply.data["changeset_status"] = changeset.status
+    reply.data.update(run_data)
+    diff = safe_diff(engine, changeset_diff(changeset))
+    if not reply.block(diff, f"unified diff of changeset {changeset.id}") or reply.truncated:
+        reply.line(f"[diff cut; call show_changeset with changeset_id={changeset.id!r}]")
+    reply.line("review it, then call accept_changeset or reject_changeset (with feedback)")
+
+
+async def refine_and_report(
+    engine: Engine, reply: Reply, changeset_id: str, feedback: str, ctx: Context
+) -> None:
+    """Start a refine run of ``changeset_id`` with ``feedback``; report it when it ends."""
+    relay = ProgressRelay(ctx)
+    try:
+        run_id = await engine.workflows.refine(changeset_id, feedback, relay.sink)
+        reply.line(f"refining with your feedback: run {run_id}")
+        report = await _wait_for_report(engine, run_id)
+    finally:
+        await relay.close()
+    await report_run(engine, reply, report)
+
+
+def register_workflow_tools(server: MCPServer, access: EngineAccess) -> None:
+    @server.tool(annotations=READ_ONLY)
+    @tool_errors
+    async def list_workflows() -> CallToolResult:
+        """Workflows that run_workflow can use, with when each is chosen."""
+        engine = await access.engine()
+        specs = await asyncio.to_thread(engine.workflows.list_workflows)
+        reply = Reply(access.max_chars)
+        rows, shown = [], []
+        for spec in specs:
+            stage_ids = [str(stage["id"]) for stage in spec["stages"]]
+            rows.append(
+                f"{spec['name']} ({spec['workflow_type']}): {spec['description']}\n"
+                f"  stages: {' -> '.join(stage_ids)}"
+            )
+            shown.append({"name": spec["name"], "description": spec["description"],
+                          "type": spec["workflow_type"], "stages": stage_ids,
+                          "uri": f"agentic://workflows/{spec['name']}"})  # fmt: skip
+        reply.line(f"{len(shown)} workflows (definitions: agentic://workflows/{{name}})")
+        if rows:
+            reply.block("\n".join(rows), "workflows")
+        reply.data["workflows"] = shown
+        return reply.result()
+
+    @server.tool(annotations=PROPOSES)
+    @tool_errors
+    async def run_workflow(
+        task: Annotated[str, Field(min_length=1, max_length=8000, description="What to do.")],
+        ctx: Context,
+        workflow: Annotated[
+            str | None, Field(description="Workflow name (default: the orchestrator picks).")
+        ] = None,
+        wait: Annotated[
+            bool, Field(description="Wait for the result (progress is reported meanwhile).")
+        ] = True,
+    ) -> CallToolResult:
+        """Run a multi-agent workflow on a task. Returns the run id, what each stage did, and
+        the proposed changeset id with its unified diff. Nothing is written to the workspace
+        until accept_changeset."""
+        engine = await access.engine()
+        reply = Reply(access.max_chars)
+        if not wait:
+            run_id = await engine.workflows.start_run(task, workflow)
+            reply.line(f"run {run_id} started; its changeset will appear in list_changesets")
+            reply.data.update(run_id=run_id, status="running")
+            return reply.result()
+        relay = ProgressRelay(ctx)
+        try:
+            run_id = await engine.workflows.start_run(task, workflow, on_event=relay.sink)
+            report = await _wait_for_report(engine, run_id)
+        finally:
+            await relay.close()
+        await report_run(engine, reply, report)
+        return reply.result()

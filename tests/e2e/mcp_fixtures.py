@@ -1,0 +1,191 @@
+"""Shared pieces of the MCP end-to-end tests: a real git workspace, server processes, clients.
+
+Servers run as ``python -m agentic_lsp mcp`` subprocesses with their own cache and config dirs;
+the workspace's ``.agentic-lsp.toml`` pins the cache dir, so the test process finds the runtime
+file and the changeset folder exactly where the server keeps them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pygit2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
+
+from agentic_lsp.changes.changeset import Changeset, ProposedEdit, build_changeset
+from agentic_lsp.changes.repository import ChangesetRepository
+from agentic_lsp.config import load_settings
+from agentic_lsp.mcp.runtime import RuntimeInfo, read_live_runtime, runtime_path
+from agentic_lsp.workspace import workspace_cache_dir
+
+START_TIMEOUT_S = 90
+
+CALC = '''\
+"""Arithmetic helpers."""
+
+
+def add_numbers(a, b):
+    """Add two numbers."""
+    return a + b
+
+
+class Calculator:
+    def total(self, values):
+        result = 0
+        for value in values:
+            result = add_numbers(result, value)
+        return result
+'''
+REPORT = """\
+from calc import Calculator, add_numbers
+
+
+def summary(values):
+    api_key = "sk-live-9f8e7d6c5b4a3210fedcba98"
+    return f"{add_numbers(1, 2)} {Calculator().total(values)} {api_key}"
+"""
+GREET = 'def greet(name):\n    return "hello " + name\n'
+WORKFLOW = """\
+name: mcp_edit
+description: One code stage (the MCP tests' workflow).
+retrieval:
+  llm_queries: false
+  file_top_k: 3
+stages:
+  - id: code
+    name: Code
+    type: code
+    next_on_success: DONE
+"""
+
+
+def edit_reply(old: str, new: str, path: str = "src/greet.py") -> str:
+    return f"{path}\n<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n"
+
+
+def make_workspace(base: Path, script_steps: list[dict[str, str]] | None = None) -> Path:
+    """A committed git repository with code, a secret file, a symlink out, a test workflow."""
+    import yaml
+
+    root = base / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / ".agentic-lsp" / "workflows").mkdir(parents=True)
+    (root / "src" / "calc.py").write_text(CALC)
+    (root / "src" / "report.py").write_text(REPORT)
+    (root / "src" / "greet.py").write_text(GREET)
+    (root / "README.md").write_text("# Demo\n\nA calculator.\n")
+    (root / ".env").write_text("DATABASE_PASSWORD=hunter2-very-secret\n")
+    (root / ".gitignore").write_text(".env\n")
+    (root / ".agentic-lsp" / "workflows" / "mcp_edit.yaml").write_text(WORKFLOW)
+    (base / "outside.txt").write_text("outside the workspace\n")
+    (root / "link_out.txt").symlink_to(base / "outside.txt")
+    script = base / "script.yaml"
+    script.write_text(yaml.safe_dump({"steps": script_steps or []}))
+    (root / ".agentic-lsp.toml").write_text(
+        f'cache_dir = "{base / "cache"}"\n'
+        "[index]\nwatch = false\n"
+        f'[llm]\nprovider = "scripted"\nscript_path = "{script}"\n'
+        "[mcp]\nmax_body_bytes = 20000\n"
+    )
+    repo = pygit2.init_repository(str(root))
+    repo.config["user.name"] = "Test"
+    repo.config["user.email"] = "test@example.com"
+    repo.index.add_all()
+    repo.index.write()
+    tree = repo.index.write_tree()
+    signature = pygit2.Signature("Test", "test@example.com")
+    repo.create_commit("HEAD", signature, signature, "initial", tree, [])
+    return root
+
+
+def server_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTIC_LSP_")}
+    env.update(
+        XDG_CACHE_HOME=str(home / "xdg-cache"),
+        XDG_CONFIG_HOME=str(home / "xdg-config"),
+        AGENTIC_LSP_CONFIG=str(home / "xdg-config" / "none.toml"),
+        HF_HUB_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
+    return env
+
+
+def cache_dir(root: Path) -> Path:
+    return workspace_cache_dir(root, load_settings(root).settings)
+
+
+def stdio_params(root: Path, env: Mapping[str, str]) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "agentic_lsp", "mcp", "-w", str(root)], env=dict(env)
+    )
+
+
+def start_http_host(
+    root: Path, env: Mapping[str, str]
+) -> tuple[subprocess.Popen[bytes], RuntimeInfo]:
+    """``agentic-lsp mcp --http 0`` for ``root``; returns once its runtime file is written."""
+    log = open(root.parent / "http-host.log", "wb")  # noqa: SIM115 - the process owns it
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentic_lsp", "mcp", "--http", "0", "-w", str(root)],
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    path = runtime_path(cache_dir(root))
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        info = read_live_runtime(path)
+        if info is not None and info.pid == proc.pid:
+            return proc, info
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    stop_process(proc)
+    raise AssertionError((root.parent / "http-host.log").read_text(errors="replace"))
+
+
+def stop_process(proc: subprocess.Popen[bytes]) -> int:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    return proc.returncode
+
+
+def http_client(info: RuntimeInfo, **kwargs: Any) -> Client:
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {info.token}"},
+        timeout=httpx2.Timeout(30, read=300),
+    )
+    return Client(streamable_http_client(info.url, http_client=http), **kwargs)
+
+
+def propose(root: Path, edits: list[ProposedEdit], title: str = "agent edit") -> Changeset:
+    """Store a changeset where the server for ``root`` reads it (as a workflow run would)."""
+    repository = ChangesetRepository(cache_dir(root) / "changesets")
+    changeset = build_changeset(root, edits, run_id="run-test", title=title)
+    repository.save(changeset)
+    return changeset
+
+
+def text_of(result: CallToolResult) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+def ok(result: CallToolResult) -> CallToolResult:
+    assert not result.is_error, text_of(result)
+    return result
