@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workflow", help="workflow name (default: the orchestrator picks)")
     run.add_argument("--yes", action="store_true", help="accept the resulting changeset")
     run.add_argument("--show-graph", action="store_true", help="print the plan as mermaid")
+    run.add_argument(
+        "--accept", metavar="CHANGESET", help="accept a pending changeset from an earlier run"
+    )
     run.set_defaults(handler=_cmd_run)
 
     doctor = sub.add_parser("doctor", help="check Ollama, models, store and grammars")

@@ -166,4 +166,8 @@ def mcp_stdio(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    return _unavailable("workflow runs (run)")
+    """``agentic-lsp run``: a workflow on a task, live progress on stderr, the diff on stdout."""
+    from agentic_lsp.workflows.cli_run import run_command
+
+    root = _workspace(args.workspace)
+    return run_command(args, root, _settings(root, args), _ProgressBar, err)

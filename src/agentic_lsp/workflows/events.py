@@ -63,3 +63,14 @@ class RunReport:
     error: str = ""
     provider: str = ""  # e.g. "scripted (test double, not a real model)"
     events: list[RunEvent] = field(default_factory=list)
+    scripted: bool = False  # True when a scripted test double answered instead of a model
+    iteration: int = 0  # refine iteration (0: first proposal); the changeset carries it too
+    iterations: int = 0  # passes through the graph (a route back to an earlier stage adds one)
+    attempts: dict[str, int] = field(default_factory=dict)  # stage -> attempts in the last pass
+    retrieval: list[dict[str, Any]] = field(default_factory=list)  # per-retrieval summaries
+    plan: dict[str, Any] = field(default_factory=dict)  # stages, routing table, entry
+    answer: str = ""  # text of analysis stages (explain, architecture discussion)
+    feedback: str | None = None  # user feedback this run refines with
+    parent_changeset: str | None = None  # the changeset this run refines (now superseded)
+    started: float = field(default_factory=time.time)
+    finished: float | None = None

@@ -1,0 +1,144 @@
+"""Index tools an agent's model may call while it works, by a small line protocol.
+
+A reply made of lines ``TOOL: <name> <argument>`` asks for tools instead of answering; the
+agent runs them (at most :data:`MAX_CALLS` per round, :data:`MAX_ROUNDS` rounds) and sends the
+results back. Tools: ``search <query>`` (two-phase retrieval), ``definition <name>``,
+``references <name>``, ``symbols <path>``, ``read <path>[:start-end]``. Results are bounded and
+secrets are redacted, as everywhere a model reads the workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from agentic_lsp.agents.workspace_view import WorkspaceView
+from agentic_lsp.errors import AgenticError
+from agentic_lsp.index.references import references_in_index
+from agentic_lsp.llm.edits import parse_edit_blocks
+
+if TYPE_CHECKING:
+    from agentic_lsp.engine import Engine
+
+MAX_CALLS = 4
+MAX_ROUNDS = 2
+MAX_RESULT_CHARS = 2_500
+TOOL_NAMES = ("search", "definition", "references", "symbols", "read")
+_CALL = re.compile(r"^\s*TOOL:\s*(" + "|".join(TOOL_NAMES) + r")\s+(.+?)\s*$", re.MULTILINE)
+_RANGE = re.compile(r"^(?P<path>[^:]+)(?::(?P<start>\d+)-(?P<end>\d+))?$")
+
+TOOL_HELP = (
+    "If you need more context first, reply with only tool lines, one per line, such as\n"
+    "TOOL: definition parse_config\nTOOL: references parse_config\nTOOL: search where retries "
+    "are configured\nTOOL: symbols src/app.py\nTOOL: read src/app.py:10-40\n"
+    f"(at most {MAX_CALLS} per reply); you then get the results and answer."
+)
+
+
+def parse_calls(reply: str) -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2)) for m in _CALL.finditer(reply)]
+
+
+def _excerpt(text: str, start: int, end: int, max_lines: int = 80) -> str:
+    lines = text.splitlines()
+    end = min(end, start + max_lines - 1, len(lines))
+    return "\n".join(lines[start - 1 : end])
+
+
+class IndexTools:
+    def __init__(self, engine: Engine, view: WorkspaceView) -> None:
+        self.engine = engine
+        self.view = view
+        self.calls: list[tuple[str, str]] = []
+
+    async def call(self, name: str, argument: str) -> str:
+        self.calls.append((name, argument))
+        try:
+            if name == "search":
+                return await self._search(argument)
+            return await asyncio.to_thread(self._sync_call, name, argument.strip())
+        except AgenticError as exc:
+            return f"error: {exc.message}"
+
+    def _sync_call(self, name: str, argument: str) -> str:
+        symbols = self.engine.indexer.symbols
+        if name == "definition":
+            refs = symbols.definitions(argument)[:3]
+            if not refs:
+                return f"no definition of {argument!r} in the index"
+            parts = []
+            for ref in refs:
+                text = self.view.read_for_model(ref.path) or ""
+                body = _excerpt(text, ref.symbol.start_line, ref.symbol.end_line)
+                parts.append(f"{ref.path}:{ref.symbol.start_line} {ref.symbol.kind}\n{body}")
+            return "\n\n".join(parts)
+        if name == "references":
+            found = references_in_index(self.engine.indexer, argument, limit=30)
+            lines = [f"{o.path}:{o.line}: {o.preview.strip()}" for o in found.occurrences]
+            more = " (more exist)" if found.truncated else ""
+            return "\n".join(lines) + more if lines else f"no references to {argument!r}"
+        if name == "symbols":
+            rel = self.view.normalize(argument)
+            listed = [
+                f"{s.start_line}-{s.end_line} {s.kind} {s.qualname}: {s.signature}"
+                for s in symbols.symbols_in(rel)
+            ]
+            return "\n".join(listed) or f"no symbols indexed for {rel}"
+        match = _RANGE.match(argument)
+        if match is None:
+            return "error: read takes PATH or PATH:START-END"
+        rel = self.view.normalize(match.group("path"))
+        content = self.view.read_for_model(rel)
+        if content is None:
+            return f"{rel}: no such readable file"
+        start = int(match.group("start") or 1)
+        end = int(match.group("end") or start + 79)
+        return f"{rel}:{start}-{end}\n{_excerpt(content, start, end)}"
+
+    async def _search(self, query: str) -> str:
+        response = await self.engine.search(query, limit=6)
+        lines = [
+            f"{r.path}:{r.start_line}-{r.end_line} {r.kind} {r.symbol or ''} {r.signature}".rstrip()
+            for r in response.results
+        ]
+        return "\n".join(lines) or f"no results for {query!r}"
+
+    async def run(self, calls: Sequence[tuple[str, str]]) -> str:
+        parts = []
+        for name, argument in calls[:MAX_CALLS]:
+            result = await self.call(name, argument)
+            parts.append(f"### TOOL {name} {argument}\n{result[:MAX_RESULT_CHARS]}")
+        if len(calls) > MAX_CALLS:
+            parts.append(f"(only the first {MAX_CALLS} tool calls were run)")
+        return "\n\n".join(parts)
+
+
+def reply_text(message: BaseMessage) -> str:
+    return message.text if isinstance(message.content, list) else str(message.content)
+
+
+async def converse(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    tools: IndexTools,
+    *,
+    max_rounds: int = MAX_ROUNDS,
+) -> str:
+    """The model's final reply, after answering up to ``max_rounds`` rounds of tool calls."""
+    history = list(messages)
+    for round_number in range(max_rounds + 1):
+        text = reply_text(await model.ainvoke(history))
+        calls = parse_calls(text)
+        if not calls or round_number == max_rounds or parse_edit_blocks(text).blocks:
+            return text
+        results = await tools.run(calls)
+        history += [
+            AIMessage(text),
+            HumanMessage(f"Tool results:\n\n{results}\n\nNow give your answer."),
+        ]
+    return text

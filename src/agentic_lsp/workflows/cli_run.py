@@ -1,0 +1,160 @@
+"""``agentic-lsp run``: index, run a workflow with live progress on stderr, print the diff (or
+the answer) on stdout, then accept (``--yes`` or a y/n prompt on a terminal) or leave the
+changeset pending and say how to accept it later (``--accept ID``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agentic_lsp.config import LoadedSettings
+from agentic_lsp.errors import AgenticError
+from agentic_lsp.workflows.events import RunEvent, RunReport
+
+_MARK = {True: "ok", False: "FAILED"}
+
+
+class EventPrinter:
+    """One line per run event on stderr; the mermaid plan on stdout with ``--show-graph``."""
+
+    def __init__(self, console: Console, show_graph: bool) -> None:
+        self.console = console
+        self.show_graph = show_graph
+
+    def line(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def __call__(self, event: RunEvent) -> None:
+        d = event.data
+        kind = event.kind
+        if kind == "run_started":
+            label = " [SCRIPTED: a test double, not a real model]" if d.get("scripted") else ""
+            self.line(f"run {event.run_id}: {d['task']!r} with {d['provider']}{label}")
+        elif kind == "orchestrator_decision":
+            self.line(f"workflow {d['workflow']}: {d['reasoning']}")
+            for stage, choice in d.get("stages", {}).items():
+                if not choice["planned"]:
+                    self.line(f"  skip {stage}: {choice['why']}")
+        elif kind == "plan":
+            order = " -> ".join(s["id"] for s in d["stages"] if s["planned"])
+            self.line(f"plan: {order}")
+            if self.show_graph:
+                print(d["mermaid"], flush=True)
+        elif kind == "stage_started":
+            self.line(f"> {d['stage']} (attempt {d['attempt']} of {d['max_attempts']})")
+        elif kind == "retrieval":
+            mode = " adaptive" if d["adaptive"] else ""
+            self.line(
+                f"  retrieval{mode}: {len(d['snippets'])} snippet(s), {d['tokens']}/{d['budget']} "
+                f"tokens, queries {d['queries']}"
+            )
+        elif kind == "stage_finished":
+            self.line(f"  {_MARK[bool(d['ok'])]} {d['stage']}: {d['summary'][:400]}")
+        elif kind == "routing":
+            self.line(f"  {d['from']} -> {d['to']} ({d['reason']})")
+        elif kind == "log":
+            self.line(f"  {d['message']}")
+        elif kind == "changeset_ready":
+            self.line(f"changeset {d['changeset_id']}: {', '.join(d['files'])}")
+        elif kind == "run_finished":
+            extra = f": {d['error']}" if d.get("error") else ""
+            self.line(f"run {d['status']}{extra}")
+
+
+async def _run(
+    root: Path, loaded: LoadedSettings, args: argparse.Namespace, bar: Any, err: Console
+) -> RunReport:
+    from agentic_lsp.engine import Engine
+
+    engine = Engine(root, loaded)
+    await engine.start(index=False, watch=False)
+    run_id = None
+    try:
+        if not engine.indexer.records:
+            err.print(f"indexing {root} first", markup=False)
+        with bar(enabled=err.is_terminal) as progress:
+            await asyncio.to_thread(engine.sync_blocking, progress)
+        printer = EventPrinter(err, args.show_graph)
+        run_id = await engine.workflows.start_run(args.task, args.workflow, on_event=printer)
+        return await engine.workflows.wait(run_id)
+    except asyncio.CancelledError:
+        if run_id is not None:
+            engine.workflows.cancel(run_id)
+            return await engine.workflows.wait(run_id)
+        raise
+    finally:
+        await engine.close()
+
+
+def _accept(root: Path, loaded: LoadedSettings, changeset_id: str, err: Console) -> int:
+    from agentic_lsp.engine import Engine
+
+    engine = Engine(root, loaded)
+    outcome = engine.changes.accept_on_disk(
+        changeset_id, commit=loaded.settings.changes.commit_on_accept
+    )
+    written = ", ".join(outcome.written) or "nothing"
+    commit = f"; committed {outcome.commit_id[:10]}" if outcome.commit_id else ""
+    err.print(f"accepted changeset {changeset_id}: wrote {written}{commit}", markup=False)
+    for note in outcome.notes:
+        err.print(f"note: {note}", markup=False)
+    return 0
+
+
+def _confirm(prompt: str) -> bool:
+    try:
+        return input(prompt).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def run_command(
+    args: argparse.Namespace,
+    root: Path,
+    loaded: LoadedSettings,
+    progress_bar: Callable[..., Any],
+    err: Console,
+) -> int:
+    if args.accept:
+        return _accept(root, loaded, args.accept, err)
+    if not args.task:
+        if args.show_graph and args.workflow:
+            from agentic_lsp.engine import Engine
+
+            print(Engine(root, loaded).workflows.graph_mermaid(args.workflow))
+            return 0
+        raise AgenticError(
+            "no task given",
+            'say what to do: agentic-lsp run "fix the failing test in tests/test_api.py" '
+            "(or --show-graph --workflow NAME to draw a workflow)",
+        )
+    report = asyncio.run(_run(root, loaded, args, progress_bar, err))
+    if report.answer:
+        print(report.answer)
+    if report.changeset_id is None:
+        return 0 if report.status == "succeeded" else 1
+    from agentic_lsp.changes.diff import changeset_diff
+    from agentic_lsp.engine import Engine
+
+    engine = Engine(root, loaded)
+    changeset = engine.changes.get(report.changeset_id)
+    print(changeset_diff(changeset), end="", flush=True)
+    for path, flags in changeset.flagged.items():
+        err.print(f"review carefully: {path} {', '.join(flags)}", markup=False)
+    accept = args.yes or (
+        sys.stdin.isatty() and _confirm(f"Apply changeset {changeset.id} to {root}? [y/N] ")
+    )
+    if accept:
+        return _accept(root, loaded, changeset.id, err)
+    err.print(
+        f"changeset {changeset.id} is pending; nothing was written. Accept it later with "
+        f"`agentic-lsp run --accept {changeset.id} -w {root}` or from your editor.",
+        markup=False,
+    )
+    return 0

@@ -1,0 +1,43 @@
+"""Records a run as it happens: every event goes to the caller's sink and into the report."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import Any
+
+from agentic_lsp.workflows.events import EventKind, EventSink, RunEvent, RunReport
+
+log = logging.getLogger(__name__)
+
+
+class RunRecorder:
+    def __init__(self, report: RunReport, sink: EventSink | None = None) -> None:
+        self.report = report
+        self.sink = sink
+        self._pending: set[asyncio.Task[Any]] = set()
+
+    def emit(self, kind: EventKind, **data: Any) -> RunEvent:
+        """Record and deliver at once; an async sink is scheduled, a failing sink is logged."""
+        event = RunEvent(self.report.run_id, kind, data)
+        self.report.events.append(event)
+        if self.sink is None:
+            return event
+        try:
+            result = self.sink(event)
+            if inspect.isawaitable(result):
+                task = asyncio.ensure_future(result)
+                self._pending.add(task)
+                task.add_done_callback(self._pending.discard)
+        except Exception:
+            log.exception("run event sink failed for %s", kind)
+        return event
+
+    def log(self, message: str, level: str = "info") -> None:
+        self.emit("log", message=message, level=level)
+
+    async def flush(self) -> None:
+        """Wait for async sinks still delivering (bounded: a stuck sink is not waited for)."""
+        if self._pending:
+            await asyncio.wait(list(self._pending), timeout=5)

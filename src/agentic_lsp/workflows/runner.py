@@ -1,0 +1,273 @@
+"""One workflow run from start to report: orchestrator, plan, graph, changeset.
+
+Nothing here raises to the caller: every failure ends as a report with a status and an error
+(cancellation ends as ``cancelled`` and is re-raised to the task that was cancelled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langgraph.errors import GraphRecursionError
+
+from agentic_lsp.agents.registry import AGENTS, roles_for
+from agentic_lsp.agents.test_runner import TestRunner
+from agentic_lsp.changes.changeset import Author, Changeset, ProposedEdit
+from agentic_lsp.changes.diff import file_diff
+from agentic_lsp.errors import AgenticError, ChangesetError
+from agentic_lsp.llm.scripted import ScriptedChatModel
+from agentic_lsp.workflows.graph import build_graph, mermaid, recursion_limit
+from agentic_lsp.workflows.loader import WorkflowCatalog
+from agentic_lsp.workflows.orchestrator import decide
+from agentic_lsp.workflows.planner import Plan, assemble_plan
+from agentic_lsp.workflows.recorder import RunRecorder
+from agentic_lsp.workflows.retrieval import RetrievalAgent
+from agentic_lsp.workflows.schema import DONE
+from agentic_lsp.workflows.stages import StageEnv, StageExecutor
+from agentic_lsp.workflows.state import PendingEdit, RunState
+
+if TYPE_CHECKING:
+    from agentic_lsp.engine import Engine
+
+log = logging.getLogger(__name__)
+
+ModelFactory = Callable[[list[str]], Awaitable[Mapping[str, BaseChatModel]]]
+ProviderCheck = Callable[[list[str]], Awaitable[None]]
+ALL_ROLES = ["orchestrator", "retrieval", *roles_for(AGENTS)]
+TITLE_CHARS = 120
+
+
+@dataclass
+class RunRequest:
+    run_id: str
+    task: str
+    workflow: str | None = None
+    feedback: str | None = None
+    parent_changeset: str | None = None
+    iteration: int = 0
+    seed: dict[str, PendingEdit] = field(default_factory=dict)
+
+
+def describe_models(models: Mapping[str, BaseChatModel]) -> tuple[str, bool]:
+    """How the run's models are labelled in its report; scripted doubles say so."""
+    for model in models.values():
+        if isinstance(model, ScriptedChatModel):
+            return model.describe(), True
+    labels = []
+    for model in models.values():
+        describe = getattr(model, "describe", None)
+        labels.append(describe() if callable(describe) else type(model).__name__)
+    return ", ".join(dict.fromkeys(labels)) or "no model", False
+
+
+def diff_stats(changeset: Changeset) -> dict[str, dict[str, int]]:
+    stats = {}
+    for change in changeset.files:
+        lines = file_diff(change).splitlines()
+        added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
+        removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
+        stats[change.path] = {"added": added, "removed": removed}
+    return stats
+
+
+class WorkflowRun:
+    def __init__(
+        self,
+        engine: Engine,
+        catalog: WorkflowCatalog,
+        request: RunRequest,
+        recorder: RunRecorder,
+        models: ModelFactory,
+        check: ProviderCheck | None,
+    ) -> None:
+        self.engine = engine
+        self.catalog = catalog
+        self.request = request
+        self.recorder = recorder
+        self.report = recorder.report
+        self.make_models = models
+        self.check = check
+        self.models: Mapping[str, BaseChatModel] = {}
+        self.plan: Plan | None = None
+
+    async def execute(self) -> Any:
+        report = self.report
+        try:
+            await self._run()
+        except asyncio.CancelledError:
+            report.status, report.error = "cancelled", "the run was cancelled"
+            raise
+        except GraphRecursionError:
+            report.status = "failed"
+            report.error = "the run exceeded its step bound (routing loop); see the routing log"
+        except AgenticError as exc:
+            report.status, report.error = "failed", str(exc)
+        except Exception as exc:
+            log.exception("workflow run %s failed", report.run_id)
+            report.status, report.error = "failed", f"internal error: {exc!r}"
+        finally:
+            report.finished = time.time()
+            self.recorder.emit(
+                "run_finished",
+                status=report.status,
+                changeset_id=report.changeset_id,
+                error=report.error,
+                provider=report.provider,
+                scripted=report.scripted,
+                summary=self._summary(),
+            )
+            await self.recorder.flush()
+        return report
+
+    def _summary(self) -> str:
+        r = self.report
+        stages = ", ".join(
+            f"{o.stage}#{o.attempt}:{'ok' if o.ok else 'failed'}" for o in r.outcomes
+        )
+        return f"{r.workflow or '?'} {r.status}: {stages or 'no stage ran'}"
+
+    async def _run(self) -> None:
+        req, report = self.request, self.report
+        self.models = await self.make_models(ALL_ROLES)
+        report.provider, report.scripted = describe_models(self.models)
+        self.recorder.emit(
+            "run_started",
+            task=req.task,
+            workflow=req.workflow,
+            provider=report.provider,
+            scripted=report.scripted,
+            iteration=req.iteration,
+            feedback=req.feedback,
+            parent_changeset=req.parent_changeset,
+        )
+        if self.check is not None:
+            await self.check(["orchestrator"])
+        decision = await decide(
+            self.models["orchestrator"],
+            req.task,
+            self.catalog.workflows,
+            named=req.workflow,
+            feedback=req.feedback,
+        )
+        workflow = self.catalog.get(decision.workflow)
+        plan = assemble_plan(
+            workflow,
+            req.task,
+            decision.choices,
+            reasoning=decision.reasoning,
+            feedback=req.feedback,
+            source=self.catalog.sources.get(workflow.name, ""),
+        )
+        self.plan = plan
+        report.workflow, report.reasoning = workflow.name, decision.reasoning
+        report.planned_stages, report.skipped_stages = plan.planned, plan.skipped
+        report.plan = plan.summary()
+        event = decision.as_event()
+        event["stages"] = {s.id: {"planned": s.planned, "why": s.why} for s in plan.stages.values()}
+        self.recorder.emit("orchestrator_decision", **event)
+        self.recorder.emit("plan", **report.plan, mermaid=mermaid(plan))
+        if self.check is not None:
+            kinds = {a.kind for sid in plan.planned for a in plan.stages[sid].spec.agent_specs}
+            await self.check(["retrieval", *roles_for(kinds)])
+        state = await self._walk(plan)
+        await self._finish(plan, state)
+
+    async def _walk(self, plan: Plan) -> RunState:
+        engine = self.engine
+        settings = engine.settings.workflows
+        tests = await asyncio.to_thread(TestRunner, engine.root, settings, engine.cache_dir)
+        env = StageEnv(
+            engine=engine,
+            run_id=self.report.run_id,
+            plan=plan,
+            models=self.models,
+            recorder=self.recorder,
+            retrieval=RetrievalAgent(engine, plan.workflow, self.models.get("retrieval")),
+            tests=tests,
+            max_iterations=settings.max_iterations,
+        )
+        executor = StageExecutor(env)
+
+        def stage_node(stage_id: str) -> Callable[[RunState], Awaitable[dict[str, Any]]]:
+            async def node(state: RunState) -> dict[str, Any]:
+                return await executor.run_stage(stage_id, state)
+
+            return node
+
+        graph = build_graph(plan, stage_node, executor.adaptive)
+        limit = recursion_limit(plan, settings.max_iterations)
+        initial = RunState(pending_changeset=dict(self.request.seed))
+        final = await graph.ainvoke(initial, config={"recursion_limit": limit})
+        return final if isinstance(final, RunState) else RunState.model_validate(final)
+
+    async def _finish(self, plan: Plan, state: RunState) -> None:
+        report = self.report
+        report.iterations = state.iterations
+        report.attempts = dict(state.attempts)
+        answers = [
+            output
+            for result in state.stage_results
+            if result.ok and plan.stages[result.stage].spec.type == "analysis"
+            for output in result.agent_outputs.values()
+        ]
+        report.answer = "\n\n".join(answers)
+        if state.terminal != DONE:
+            report.status = "aborted"
+            failure = state.failure
+            report.error = failure.summary if failure else "the workflow routed to ABORT"
+            return
+        report.status = "succeeded"
+        if state.pending_changeset:
+            await self._propose(plan, state)
+
+    async def _propose(self, plan: Plan, state: RunState) -> None:
+        req, report = self.request, self.report
+        edits = [
+            ProposedEdit(
+                path=edit.path,
+                new_text=edit.new_text,
+                author=Author(
+                    stage=edit.stage,
+                    agent=edit.agent,
+                    iteration=req.iteration if edit.iteration is None else edit.iteration,
+                ),
+                reason=edit.reason,
+            )
+            for edit in state.pending_changeset.values()
+        ]
+        title = " ".join(req.task.split())[:TITLE_CHARS]
+        stages = "; ".join(
+            f"{o.stage}#{o.attempt} {'ok' if o.ok else 'failed'}" for o in report.outcomes
+        )
+        summary = (
+            f"Task: {req.task.strip()}\nWorkflow: {plan.workflow.name} (run {report.run_id}, "
+            f"iteration {req.iteration})\nStages: {stages}\nReasoning: {report.reasoning}"
+        )
+        try:
+            changeset = await asyncio.to_thread(
+                self.engine.changes.propose,
+                edits,
+                run_id=report.run_id,
+                title=title,
+                summary=summary,
+                iteration=req.iteration,
+            )
+        except ChangesetError as exc:
+            self.recorder.log(f"no changeset: {exc.message}", "warning")
+            report.error = f"no changeset: {exc.message}"
+            return
+        report.changeset_id = changeset.id
+        self.recorder.emit(
+            "changeset_ready",
+            changeset_id=changeset.id,
+            files=[c.path for c in changeset.files],
+            diff_stats=diff_stats(changeset),
+            flagged=changeset.flagged,
+            authors={c.path: c.author.model_dump() for c in changeset.files},
+        )

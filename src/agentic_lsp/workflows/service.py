@@ -1,0 +1,230 @@
+"""The engine's workflow service: list workflows, start runs (each an asyncio task), stream
+their events, cancel, wait for reports, refine a changeset with feedback, draw graphs.
+
+Runs live in memory for the life of the engine; their changesets persist in the change service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.language_models.chat_models import BaseChatModel
+
+from agentic_lsp.changes.diff import apply_hunks
+from agentic_lsp.errors import AgenticError, ChangesetError
+from agentic_lsp.llm.providers import check_provider, make_chat_models
+from agentic_lsp.workflows.events import RunEvent, RunReport
+from agentic_lsp.workflows.graph import mermaid
+from agentic_lsp.workflows.loader import WorkflowCatalog, load_catalog
+from agentic_lsp.workflows.planner import StageChoice, assemble_plan
+from agentic_lsp.workflows.recorder import RunRecorder
+from agentic_lsp.workflows.runner import ModelFactory, RunRequest, WorkflowRun
+from agentic_lsp.workflows.state import PendingEdit
+
+if TYPE_CHECKING:
+    from agentic_lsp.changes.changeset import Changeset
+    from agentic_lsp.engine import Engine
+
+LIVE = ("pending", "partially_accepted")
+
+
+@dataclass
+class _Run:
+    report: RunReport
+    task: asyncio.Task[Any]
+    runner: WorkflowRun
+
+
+class WorkflowService:
+    def __init__(self, engine: Engine, model_factory: ModelFactory | None = None) -> None:
+        self.engine = engine
+        self._factory = model_factory
+        self._runs: dict[str, _Run] = {}
+
+    # -- workflows ---------------------------------------------------------------------------
+
+    def catalog(self) -> WorkflowCatalog:
+        """Shipped and workspace workflows, read afresh (edits to YAML apply to the next run)."""
+        return load_catalog(self.engine.root)
+
+    def list_workflows(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": w.name,
+                "description": w.description.strip(),
+                "workflow_type": w.workflow_type,
+                "stages": [
+                    {"id": s.id, "name": s.name, "type": s.type, "required": s.required}
+                    for s in w.stages
+                ],
+            }
+            for w in self.catalog().workflows.values()
+        ]
+
+    def load_errors(self) -> list[str]:
+        """Problems of workflow files that did not load (they are left out of the list)."""
+        return [str(p) for error in self.catalog().errors for p in error.problems]
+
+    def graph_mermaid(self, workflow_or_run: str) -> str:
+        """Mermaid of a run's plan, or of a workflow with every optional stage planned."""
+        run = self._runs.get(workflow_or_run)
+        if run is not None and run.runner.plan is not None:
+            return mermaid(run.runner.plan)
+        catalog = self.catalog()
+        workflow = catalog.get(workflow_or_run)
+        every = {s.id: StageChoice(True, "shown") for s in workflow.stages if not s.required}
+        return mermaid(assemble_plan(workflow, "(any task)", every))
+
+    # -- models ------------------------------------------------------------------------------
+
+    async def _models(self, roles: list[str]) -> Mapping[str, BaseChatModel]:
+        if self._factory is not None:
+            return await self._factory(roles)
+        return await asyncio.to_thread(make_chat_models, self.engine.settings.llm, roles)
+
+    async def _check(self, roles: list[str]) -> None:
+        await check_provider(self.engine.settings.llm, roles)
+
+    def models_for(self, run_id: str) -> Mapping[str, BaseChatModel]:
+        """The chat models a run uses, by role (scripted models record their prompts)."""
+        return self._get(run_id).runner.models
+
+    # -- runs --------------------------------------------------------------------------------
+
+    def _get(self, run_id: str) -> _Run:
+        run = self._runs.get(run_id)
+        if run is None:
+            raise AgenticError(f"no workflow run {run_id!r}", "start one with start_run")
+        return run
+
+    async def start_run(
+        self,
+        task: str,
+        workflow: str | None = None,
+        on_event: Callable[[RunEvent], Any] | None = None,
+        feedback: str | None = None,
+        parent_changeset: str | None = None,
+    ) -> str:
+        """Start a run and return its id at once; events go to ``on_event`` and the report."""
+        iteration = 0
+        if parent_changeset is not None:
+            parent = await asyncio.to_thread(self.engine.changes.get, parent_changeset)
+            iteration = parent.iteration + 1
+        return await self._start(
+            RunRequest(
+                run_id=uuid.uuid4().hex[:12],
+                task=task,
+                workflow=workflow,
+                feedback=feedback,
+                parent_changeset=parent_changeset,
+                iteration=iteration,
+            ),
+            on_event,
+        )
+
+    async def _start(self, request: RunRequest, on_event: Callable[[RunEvent], Any] | None) -> str:
+        if not request.task.strip():
+            raise AgenticError("the task is empty", "say what the workflow should do")
+        await asyncio.to_thread(self.engine.open)
+        catalog = await asyncio.to_thread(self.catalog)
+        if request.workflow is not None:
+            catalog.get(request.workflow)  # unknown or invalid: raise now, not in the task
+        report = RunReport(
+            run_id=request.run_id,
+            task=request.task,
+            workflow=request.workflow,
+            feedback=request.feedback,
+            parent_changeset=request.parent_changeset,
+            iteration=request.iteration,
+        )
+        recorder = RunRecorder(report, on_event)
+        check = None if self._factory is not None else self._check
+        runner = WorkflowRun(self.engine, catalog, request, recorder, self._models, check)
+        task = asyncio.create_task(runner.execute(), name=f"agentic-run-{request.run_id}")
+        self._runs[request.run_id] = _Run(report, task, runner)
+        return request.run_id
+
+    async def wait(self, run_id: str) -> RunReport:
+        run = self._get(run_id)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(run.task)
+        return run.report
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a running run; False when it already finished (or is unknown)."""
+        run = self._runs.get(run_id)
+        if run is None or run.task.done():
+            return False
+        return run.task.cancel()
+
+    def get_report(self, run_id: str) -> RunReport:
+        return self._get(run_id).report
+
+    # -- refine ------------------------------------------------------------------------------
+
+    async def refine(
+        self,
+        changeset_id: str,
+        feedback: str,
+        on_event: Callable[[RunEvent], Any] | None = None,
+    ) -> str:
+        """Supersede a pending changeset and start a new run that builds on it with feedback."""
+        if not feedback.strip():
+            raise AgenticError("the feedback is empty", "say what to change in the proposal")
+        old = await asyncio.to_thread(self.engine.changes.get, changeset_id)
+        if old.status not in LIVE:
+            raise ChangesetError(
+                f"changeset {changeset_id} is {old.status}; only a pending one can be refined",
+                "start a new run instead",
+            )
+        previous = self._runs.get(old.run_id)
+        task = previous.report.task if previous else _task_of(old)
+        workflow = previous.report.workflow if previous else None
+        seed = _seed_from(old)
+        old.status = "superseded"
+        await asyncio.to_thread(self.engine.changes.repository.save, old)
+        for listener in list(self.engine.changes.listeners):
+            with contextlib.suppress(Exception):
+                listener("updated", old)
+        request = RunRequest(
+            run_id=uuid.uuid4().hex[:12],
+            task=task,
+            workflow=workflow,
+            feedback=feedback,
+            parent_changeset=changeset_id,
+            iteration=old.iteration + 1,
+            seed=seed,
+        )
+        return await self._start(request, on_event)
+
+
+def _task_of(changeset: Changeset) -> str:
+    first = changeset.summary.split("\n", 1)[0]
+    return first.removeprefix("Task: ") if first.startswith("Task: ") else changeset.title
+
+
+def _seed_from(changeset: Changeset) -> dict[str, PendingEdit]:
+    """The old proposal's undecided edits, carried into the refining run as pending edits."""
+    seed: dict[str, PendingEdit] = {}
+    for change in changeset.files:
+        if change.status not in LIVE or change.op == "rename":
+            continue
+        if change.op == "modify" and change.original is not None:
+            keep = [h.index for h in change.hunks if h.status != "rejected"]
+            text: str | None = apply_hunks(change.original, change.hunks, keep)
+        else:
+            text = change.proposed
+        seed[change.path] = PendingEdit(
+            path=change.path,
+            new_text=text,
+            stage=change.author.stage,
+            agent=change.author.agent,
+            reason=change.reason,
+            iteration=change.author.iteration,
+        )
+    return seed

@@ -1,0 +1,351 @@
+"""What one stage node and the adaptive-retrieval node do inside the graph.
+
+A stage: retrieval (first visit; adaptive when it is entered with another stage's failure),
+its agents concurrently, failure aggregation by the stage's rule, the ``verify`` checks, then
+the routing decision. Edits of a successful stage join the pending changeset; a failed
+attempt's edits are discarded and described to the next attempt instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.language_models.chat_models import BaseChatModel
+
+from agentic_lsp.agents.base import AgentContext, AgentResult
+from agentic_lsp.agents.registry import create_agent
+from agentic_lsp.agents.test_runner import TestRunner
+from agentic_lsp.agents.tools import IndexTools
+from agentic_lsp.agents.workspace_view import WorkspaceView
+from agentic_lsp.workflows.events import StageOutcome
+from agentic_lsp.workflows.planner import Plan, PlannedStage
+from agentic_lsp.workflows.recorder import RunRecorder
+from agentic_lsp.workflows.retrieval import RetrievalAgent
+from agentic_lsp.workflows.routing import decide_route, stage_failed
+from agentic_lsp.workflows.schema import AgentSpec
+from agentic_lsp.workflows.state import (
+    FailureContext,
+    PendingEdit,
+    RetrievalContext,
+    RunState,
+    StageResult,
+)
+
+if TYPE_CHECKING:
+    from agentic_lsp.engine import Engine
+
+log = logging.getLogger(__name__)
+MAX_DIFF_CHARS = 4_000
+MAX_EARLIER_CHARS = 8_000
+
+
+@dataclass
+class StageEnv:
+    """Everything a stage needs that is not in the graph state (fixed for the run)."""
+
+    engine: Engine
+    run_id: str
+    plan: Plan
+    models: Mapping[str, BaseChatModel]
+    recorder: RunRecorder
+    retrieval: RetrievalAgent
+    tests: TestRunner
+    max_iterations: int
+
+
+def _diff(view: WorkspaceView, edits: Mapping[str, str | None]) -> str:
+    chunks: list[str] = []
+    for path, new in edits.items():
+        old = view.read(path) or ""
+        chunks += difflib.unified_diff(
+            old.splitlines(True), (new or "").splitlines(True), f"a/{path}", f"b/{path}"
+        )
+    return "".join(chunks)[:MAX_DIFF_CHARS]
+
+
+def _agent_log(recorder: RunRecorder, prefix: str) -> Callable[[str], None]:
+    def log_message(message: str) -> None:
+        recorder.log(f"{prefix}: {message}")
+
+    return log_message
+
+
+def _earlier(state: RunState) -> str:
+    latest: dict[str, StageResult] = {}
+    for result in state.stage_results:
+        if result.ok:
+            latest[result.stage] = result
+    parts = [
+        f"### {stage} ({agent})\n{output}"
+        for stage, result in latest.items()
+        for agent, output in result.agent_outputs.items()
+        if output.strip()
+    ]
+    return "\n\n".join(parts)[-MAX_EARLIER_CHARS:]
+
+
+class StageExecutor:
+    def __init__(self, env: StageEnv) -> None:
+        self.env = env
+
+    def _retrieval_event(self, context: RetrievalContext) -> None:
+        summary = context.summary()
+        self.env.recorder.report.retrieval.append(summary)
+        self.env.recorder.emit("retrieval", **summary)
+
+    async def _agent(self, spec: AgentSpec, ctx: AgentContext) -> AgentResult:
+        try:
+            return await create_agent(spec.kind).run(ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # an agent bug must not end the run; it fails the agent
+            log.exception("agent %s crashed", spec.name)
+            return AgentResult(False, f"agent {spec.name} crashed: {exc!r}", errors=[repr(exc)])
+
+    async def run_stage(self, stage_id: str, state: RunState) -> dict[str, Any]:
+        env = self.env
+        stage = env.plan.stages[stage_id]
+        attempt = state.attempts.get(stage_id, 0) + 1
+        env.recorder.emit(
+            "stage_started",
+            stage=stage_id,
+            name=stage.spec.name,
+            attempt=attempt,
+            iteration=state.iterations,
+            max_attempts=stage.spec.max_attempts,
+        )
+        updates: dict[str, Any] = {}
+        retrieval = state.retrieval_context.get(stage_id)
+        if retrieval is None:
+            retrieval, files, functions = await env.retrieval.retrieve(stage)
+            self._retrieval_event(retrieval)
+            updates["retrieval_context"] = {**state.retrieval_context, stage_id: retrieval}
+            updates["filtered_files"] = {**state.filtered_files, stage_id: files}
+            updates["parsed_functions"] = {**state.parsed_functions, stage_id: functions}
+        enriched = state.enriched_context.get(stage_id)
+        failure = state.failure
+        if failure is not None and failure.stage != stage_id and attempt == 1:
+            enriched = await env.retrieval.adapt(
+                stage,
+                failure,
+                updates.get("filtered_files", state.filtered_files).get(stage_id, []),
+                updates.get("parsed_functions", state.parsed_functions).get(stage_id, []),
+                retrieval,
+            )
+            self._retrieval_event(enriched)
+            updates["enriched_context"] = {**state.enriched_context, stage_id: enriched}
+        pending = {path: edit.new_text for path, edit in state.pending_changeset.items()}
+        buffers = dict(env.engine.indexer.overlays)
+        view = WorkspaceView(env.engine.root, env.engine.settings.index, buffers, pending)
+        outcome = await self._run_agents(stage, state, view, attempt, retrieval, enriched)
+        updates.update(self._conclude(stage, state, view, attempt, outcome))
+        return updates
+
+    async def _run_agents(
+        self,
+        stage: PlannedStage,
+        state: RunState,
+        view: WorkspaceView,
+        attempt: int,
+        retrieval: RetrievalContext,
+        enriched: RetrievalContext | None,
+    ) -> _StageOutcome:
+        env = self.env
+        specs = stage.spec.agent_specs
+        tools = IndexTools(env.engine, view)
+        earlier = _earlier(state)
+        contexts = [
+            AgentContext(
+                engine=env.engine,
+                run_id=env.run_id,
+                workflow=env.plan.workflow,
+                stage_id=stage.id,
+                stage_type=stage.spec.type,
+                task_context=stage.task_context,
+                agent=spec,
+                attempt=attempt,
+                iteration=state.iterations,
+                view=view,
+                retrieval=retrieval,
+                enriched=enriched,
+                failure=state.failure,
+                model=env.models.get(create_agent(spec.kind).role or ""),
+                tools=tools,
+                tests=env.tests,
+                token_budget=stage.token_budget,
+                earlier=earlier,
+                log=_agent_log(env.recorder, f"{stage.id}/{spec.name}"),
+            )
+            for spec in specs
+        ]
+        results = await asyncio.gather(
+            *(self._agent(s, c) for s, c in zip(specs, contexts, strict=True))
+        )
+        outcome = _StageOutcome(dict(zip([s.name for s in specs], results, strict=True)))
+        outcome.failed = stage_failed([r.ok for r in results], stage.spec.failure_rule)
+        outcome.collect_edits()
+        if not outcome.failed and "tests" in stage.spec.verify:
+            await outcome.verify(env.tests, view, dict(env.engine.indexer.overlays))
+        return outcome
+
+    def _conclude(
+        self,
+        stage: PlannedStage,
+        state: RunState,
+        view: WorkspaceView,
+        attempt: int,
+        outcome: _StageOutcome,
+    ) -> dict[str, Any]:
+        env = self.env
+        ok = not outcome.failed
+        summary = outcome.summary()
+        result = StageResult(
+            stage=stage.id,
+            attempt=attempt,
+            iteration=state.iterations,
+            ok=ok,
+            summary=summary,
+            agent_ok={n: r.ok for n, r in outcome.results.items()},
+            agent_outputs={n: r.output for n, r in outcome.results.items() if r.output},
+            test_output=outcome.test_output,
+            edited=sorted(outcome.edits),
+        )
+        updates: dict[str, Any] = {
+            "current": stage.id,
+            "attempts": {**state.attempts, stage.id: attempt},
+            "stage_results": [*state.stage_results, result],
+            "visited": [*state.visited, stage.id],
+        }
+        if ok:
+            pending = dict(state.pending_changeset)
+            for path, text in outcome.edits.items():
+                agent = outcome.author_of[path]
+                pending[path] = PendingEdit(
+                    path=path,
+                    new_text=text,
+                    stage=stage.id,
+                    agent=agent,
+                    attempt=attempt,
+                    reason=f"{stage.spec.name}: {outcome.results[agent].summary}"[:300],
+                )
+            updates["pending_changeset"] = pending
+            updates["failure"] = None
+        else:
+            updates["failure"] = FailureContext(
+                stage=stage.id,
+                attempt=attempt,
+                summary=summary,
+                errors=outcome.errors()[:30],
+                test_output=outcome.test_output[-12_000:],
+                diff=_diff(view, outcome.edits),
+            )
+        route = decide_route(env.plan, stage.id, ok, attempt, state.iterations, env.max_iterations)
+        updates["route"] = route.label
+        if route.new_iteration:
+            updates["iterations"] = state.iterations + 1
+            start = env.plan.order.index(route.target)
+            updates["attempts"] = {
+                sid: n
+                for sid, n in updates["attempts"].items()
+                if env.plan.order.index(sid) < start
+            }
+        report = env.recorder.report
+        report.outcomes.append(
+            StageOutcome(stage.id, attempt, ok, summary, dict(result.agent_outputs))
+        )
+        report.routing.append((stage.id, route.target, route.label))
+        if outcome.test_output:
+            report.test_output = outcome.test_output
+        env.recorder.emit(
+            "stage_finished",
+            stage=stage.id,
+            attempt=attempt,
+            ok=ok,
+            summary=summary,
+            agents={n: {"ok": r.ok, "summary": r.summary} for n, r in outcome.results.items()},
+            edited=sorted(outcome.edits),
+        )
+        env.recorder.emit(
+            "routing",
+            **{"from": stage.id},
+            to=route.target,
+            reason=route.label,
+            detail=route.reason,
+        )
+        return updates
+
+    async def adaptive(self, state: RunState) -> dict[str, Any]:
+        """The adaptive-retrieval node: context from the failure for the stage to retry."""
+        env = self.env
+        stage = env.plan.stages[state.current]
+        assert state.failure is not None
+        context = await env.retrieval.adapt(
+            stage,
+            state.failure,
+            state.filtered_files.get(stage.id, []),
+            state.parsed_functions.get(stage.id, []),
+            state.retrieval_context.get(stage.id),
+        )
+        self._retrieval_event(context)
+        return {"enriched_context": {**state.enriched_context, stage.id: context}}
+
+
+class _StageOutcome:
+    def __init__(self, results: dict[str, AgentResult]) -> None:
+        self.results = results
+        self.failed = False
+        self.edits: dict[str, str | None] = {}
+        self.author_of: dict[str, str] = {}
+        self.conflicts: list[str] = []
+        self.verify_note = ""
+        self.test_output = "\n".join(r.test_output for r in results.values() if r.test_output)
+
+    def collect_edits(self) -> None:
+        for name, result in self.results.items():
+            if not result.ok:
+                continue
+            for path, text in result.edits.items():
+                if path in self.edits and self.edits[path] != text:
+                    self.conflicts.append(
+                        f"agents {self.author_of[path]} and {name} both changed {path}"
+                    )
+                    continue
+                self.edits[path] = text
+                self.author_of[path] = name
+        if self.conflicts:
+            self.failed = True
+
+    async def verify(self, tests: TestRunner, view: WorkspaceView, buffers: dict[str, str]) -> None:
+        run = await tests.run({**view.pending, **self.edits}, buffers)
+        if run is None:
+            self.failed = True
+            self.verify_note = "verify: no test command found (set workflows.test_command)"
+            return
+        self.test_output = run.output
+        if run.passed:
+            self.verify_note = f"verify: `{run.command}` passed"
+        else:
+            self.failed = True
+            self.verify_note = f"verify: `{run.command}` {run.verdict()} after the edits"
+
+    def errors(self) -> list[str]:
+        found = [e for r in self.results.values() for e in r.errors]
+        found += self.conflicts
+        if self.verify_note and self.failed:
+            found.append(self.verify_note)
+        return found
+
+    def summary(self) -> str:
+        parts = [
+            f"{name}: {'ok' if r.ok else 'failed'} - {r.summary}"
+            for name, r in self.results.items()
+        ]
+        parts += self.conflicts
+        if self.verify_note:
+            parts.append(self.verify_note)
+        return "; ".join(parts)
