@@ -26,6 +26,7 @@ from agentic_lsp.changes.changeset import Changeset, ProposedEdit, build_changes
 from agentic_lsp.changes.repository import ChangesetRepository
 from agentic_lsp.config import load_settings
 from agentic_lsp.mcp.runtime import RuntimeInfo, read_live_runtime, runtime_path
+from agentic_lsp.mcp.server import HttpServerHandle
 from agentic_lsp.workspace import workspace_cache_dir
 
 START_TIMEOUT_S = 90
@@ -166,12 +167,13 @@ def stop_process(proc: subprocess.Popen[bytes]) -> int:
     return proc.returncode
 
 
-def http_client(info: RuntimeInfo, **kwargs: Any) -> Client:
+def http_client(endpoint: RuntimeInfo | HttpServerHandle, **kwargs: Any) -> Client:
+    """The SDK's client for an MCP HTTP endpoint, sending its bearer token."""
     http = httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {info.token}"},
+        headers={"Authorization": f"Bearer {endpoint.token}"},
         timeout=httpx2.Timeout(30, read=300),
     )
-    return Client(streamable_http_client(info.url, http_client=http), **kwargs)
+    return Client(streamable_http_client(endpoint.url, http_client=http), **kwargs)
 
 
 def propose(root: Path, edits: list[ProposedEdit], title: str = "agent edit") -> Changeset:

@@ -47,6 +47,12 @@ SCRIPT = [
     },
     {
         "role": "code",
+        "match": "Slow task",
+        "delay_s": 4,
+        "reply": edit_reply("def greet(name):", "def greet(name):  # slow"),
+    },
+    {
+        "role": "code",
         "match": "Document greet",
         "reply": edit_reply("def greet(name):", 'def greet(name):\n    """Greet."""'),
     },
@@ -136,6 +142,24 @@ async def test_workflow_round_trip_over_stdio(tmp_path: Path) -> None:
         undone = ok(await client.call_tool("rollback", {}))
         assert undone.structured_content["changeset_id"] == data["changeset_id"]
         assert (root / "src" / "greet.py").read_text() == GREET
+
+        started = asyncio.Event()
+
+        async def watch(done: float, total: float | None, message: str | None) -> None:
+            if message and "stage code started" in message:
+                started.set()
+
+        slow = {"task": "Slow task", "workflow": "mcp_edit"}
+        call = asyncio.ensure_future(
+            client.call_tool("run_workflow", slow, progress_callback=watch)
+        )
+        await asyncio.wait_for(started.wait(), timeout=60)
+        call.cancel()  # the client abandons the call: the server cancels the run
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.sleep(5)  # longer than the scripted model's delay
+        after = ok(await client.call_tool("list_changesets", {"status": "pending"}))
+        assert [c["changeset_id"] for c in after.structured_content["results"]] == [new_id]
     assert not endpoint.exists()  # removed when the host exited
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from agentic_lsp.errors import AgenticError
+from agentic_lsp.errors import AgenticError, IndexUnavailable
 from agentic_lsp.mcp.render import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:
@@ -39,9 +39,14 @@ class EngineAccess:
         self.max_chars = max_chars
 
     async def engine(self) -> Engine:
+        """The engine, once its index is open (raises IndexUnavailable until then)."""
         value = self._resolver()
         if inspect.isawaitable(value):
             value = await value
+        if value._indexer is None:
+            raise IndexUnavailable(
+                "the workspace index is still opening", "try again in a few seconds"
+            )
         return value
 
 

@@ -72,8 +72,14 @@ def run_mcp(options: LaunchOptions) -> int:
 async def _main(options: LaunchOptions) -> int:
     from agentic_lsp.engine import Engine
     from agentic_lsp.mcp.bridge import bridge_stdio
-    from agentic_lsp.mcp.server import HttpServerHandle, serve_stdio, start_http_server
+    from agentic_lsp.mcp.server import (
+        HttpServerHandle,
+        quiet_sdk_logs,
+        serve_stdio,
+        start_http_server,
+    )
 
+    quiet_sdk_logs()
     settings = options.loaded.settings
     cache_dir = workspace_cache_dir(options.root, settings)
     host = options.host or settings.mcp.http_host

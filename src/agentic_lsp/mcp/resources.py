@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from agentic_lsp.changes.diff import changeset_diff
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.mcp.access import EngineAccess
+from agentic_lsp.mcp.access import EngineAccess, clean
 from agentic_lsp.workflows.loader import load_catalog
 
 ARCHITECTURE = """\
@@ -114,7 +114,7 @@ def register_resources(server: MCPServer, access: EngineAccess) -> None:
             raise ResourceError(exc.message) from None
         head = [
             f"# changeset {found.id} ({found.status}) from run {found.run_id}",
-            f"# {found.title}",
-            *(f"# {c.op} {c.path} {c.status}" for c in found.files),
+            f"# {clean(found.title)}",
+            *(f"# {c.op} {clean(c.path)} {c.status}" for c in found.files),
         ]
         return "\n".join(head) + "\n" + diff

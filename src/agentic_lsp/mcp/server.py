@@ -18,7 +18,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
@@ -61,6 +60,7 @@ _QUIET_LOGGERS = (
     "mcp.server.streamable_http_manager",
     "mcp.server.lowlevel.server",
     "mcp.client.streamable_http",
+    "mcp.server.mcpserver.server",
 )
 
 
@@ -201,7 +201,3 @@ async def start_http_server(
         await asyncio.to_thread(write_runtime, handle.runtime_file, info)
     log.info("MCP over HTTP at %s (bearer token required)", url)
     return handle
-
-
-def describe(handle: HttpServerHandle) -> dict[str, Any]:
-    return {"url": handle.url, "port": handle.port, "runtime_file": str(handle.runtime_file)}

@@ -8,7 +8,7 @@ with an opaque ``cursor`` and bounded by the reply budget.
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -20,6 +20,9 @@ from agentic_lsp.index.search import SearchResult
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
 from agentic_lsp.mcp.files import read_workspace_text, workspace_path
 from agentic_lsp.mcp.render import Reply, decode_cursor, page_note
+
+if TYPE_CHECKING:
+    from agentic_lsp.engine import Engine
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 MAX_RESULTS = 200
@@ -60,6 +63,11 @@ async def _identifier(
     if found is None:
         raise AgenticError(f"no identifier at {rel}:{line}:{col}", "point at a name")
     return found[0], rel
+
+
+def _index_note(reply: Reply, engine: Engine) -> None:
+    if engine.state != "ready":
+        reply.line(f"note: the index is {engine.state}; results may be incomplete")
 
 
 def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
@@ -113,6 +121,7 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         page_note(reply, len(shown), offset, None, more)
         for note in response.notes:
             reply.line(f"note: {note}")
+        _index_note(reply, engine)
         return reply.result()
 
     @server.tool(annotations=READ_ONLY)
@@ -140,6 +149,7 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         page_note(reply, len(shown), offset, None, len(response.results) > offset + len(shown))
         for note in response.notes:
             reply.line(f"note: {note}")
+        _index_note(reply, engine)
         return reply.result()
 
     @server.tool(annotations=READ_ONLY)

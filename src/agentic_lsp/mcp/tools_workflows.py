@@ -89,11 +89,16 @@ class ProgressRelay:
 
 
 async def _wait_for_report(engine: Engine, run_id: str) -> RunReport:
+    """The run's report; when this call is cancelled (the client gave up), the run is too.
+
+    The wait is shielded so that the caller's cancellation reaches this frame even when the
+    service's own wait treats cancellation as the end of the run.
+    """
+    waiter = asyncio.ensure_future(engine.workflows.wait(run_id))
     try:
-        report: RunReport = await engine.workflows.wait(run_id)
+        report: RunReport = await asyncio.shield(waiter)
     except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
-            engine.workflows.cancel(run_id)
+        engine.workflows.cancel(run_id)
         raise
     return report
 
