@@ -128,3 +128,19 @@ async def test_accept_goes_through_the_connected_editor(engine: Engine) -> None:
         await handle.stop()
         set_editor_review(engine, None)
     assert editor_review(engine) is None
+
+
+async def test_engine_not_open_yet_is_reported_not_crashed(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path)
+    unopened = Engine(root, load_settings(root))  # the LSP server opens it after initialize
+    handle = await start_http_server(lambda: unopened, "127.0.0.1", 0, unopened.settings)
+    try:
+        assert handle.runtime_file == runtime_path(unopened.cache_dir)
+        async with http_client(handle) as client:
+            result = await client.call_tool("find_symbol", {"query": "greet"})
+            assert result.is_error and "still opening" in text_of(result)
+            await asyncio.to_thread(unopened.open)
+            ok(await client.call_tool("index_status", {}))
+    finally:
+        await handle.stop()
+        await unopened.close()

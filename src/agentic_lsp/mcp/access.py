@@ -38,11 +38,16 @@ class EngineAccess:
         self._resolver = resolver
         self.max_chars = max_chars
 
-    async def engine(self) -> Engine:
-        """The engine, once its index is open (raises IndexUnavailable until then)."""
+    async def resolve(self) -> Engine:
+        """The engine, whether or not its index is open yet."""
         value = self._resolver()
         if inspect.isawaitable(value):
             value = await value
+        return value
+
+    async def engine(self) -> Engine:
+        """The engine, once its index is open (raises IndexUnavailable until then)."""
+        value = await self.resolve()
         if value._indexer is None:
             raise IndexUnavailable(
                 "the workspace index is still opening", "try again in a few seconds"

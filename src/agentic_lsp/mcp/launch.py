@@ -65,7 +65,17 @@ def find_owner(cache_dir: Path) -> RuntimeInfo | None:
     return info
 
 
+def check_workspace(root: Path) -> None:
+    """Refuse roots that are surely not a project: clients often launch servers from ``/``."""
+    if root == Path(root.anchor) or root == Path.home().resolve():
+        raise AgenticError(
+            f"refusing to serve {root} as a workspace (the whole disk or home folder)",
+            "pass the project folder: agentic-lsp mcp --workspace /path/to/project",
+        )
+
+
 def run_mcp(options: LaunchOptions) -> int:
+    check_workspace(options.root)
     return asyncio.run(_main(options))
 
 

@@ -195,7 +195,7 @@ async def start_http_server(
     if write_runtime_file:
         workspace = root
         if workspace is None:
-            workspace = (await EngineAccess(engine_resolver).engine()).root
+            workspace = (await EngineAccess(engine_resolver).resolve()).root
         handle.runtime_file = runtime_path(workspace_cache_dir(workspace, resolved))
         info = RuntimeInfo(os.getpid(), url, host, port, token, str(workspace), time.time())
         await asyncio.to_thread(write_runtime, handle.runtime_file, info)

@@ -1,0 +1,57 @@
+"""``agentic-lsp mcp`` launch decisions: who owns the workspace, which roots are refused."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from agentic_lsp.cli import main
+from agentic_lsp.errors import AgenticError
+from agentic_lsp.mcp.launch import check_workspace, find_owner
+from agentic_lsp.mcp.runtime import RuntimeInfo, runtime_path, write_runtime
+
+
+def _info(port: int) -> RuntimeInfo:
+    url = f"http://127.0.0.1:{port}/mcp"
+    return RuntimeInfo(os.getpid(), url, "127.0.0.1", port, "t", "/repo", time.time())
+
+
+def test_owner_found_when_its_port_accepts_connections(tmp_path: Path) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        write_runtime(runtime_path(tmp_path), _info(listener.getsockname()[1]))
+        owner = find_owner(tmp_path)
+    assert owner is not None and owner.pid == os.getpid()
+
+
+def test_live_pid_without_a_listener_is_stale(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    write_runtime(runtime_path(tmp_path), _info(port))
+    assert find_owner(tmp_path) is None
+    assert not runtime_path(tmp_path).exists()
+
+
+def test_no_runtime_file_means_no_owner(tmp_path: Path) -> None:
+    assert find_owner(tmp_path) is None
+
+
+@pytest.mark.parametrize("root", [Path("/"), Path.home()])
+def test_disk_and_home_roots_are_refused(root: Path) -> None:
+    with pytest.raises(AgenticError, match="refusing to serve"):
+        check_workspace(root.resolve())
+
+
+def test_cli_reports_a_refused_root(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "--workspace", "/"]) == 2
+    assert "--workspace /path/to/project" in capsys.readouterr().err
+
+
+def test_project_folder_is_accepted(tmp_path: Path) -> None:
+    check_workspace(tmp_path)
