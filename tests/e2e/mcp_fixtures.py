@@ -7,6 +7,8 @@ file and the changeset folder exactly where the server keeps them.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -191,3 +193,76 @@ def text_of(result: CallToolResult) -> str:
 def ok(result: CallToolResult) -> CallToolResult:
     assert not result.is_error, text_of(result)
     return result
+
+
+async def read_message(stream: asyncio.StreamReader, wanted_id: int) -> dict[str, Any]:
+    """The next JSON-RPC message with ``id == wanted_id`` on a server's stdout."""
+    while True:
+        line = await asyncio.wait_for(stream.readline(), timeout=60)
+        assert line, "the server closed stdout"
+        message: dict[str, Any] = json.loads(line)
+        if message.get("id") == wanted_id:
+            return message
+
+
+async def exchange_with_garbage(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
+    """Run ``agentic-lsp mcp`` on raw pipes: garbage lines, then initialize, tools/list and a
+    refused call. Returns the answers by id; asserts the process exits cleanly on EOF."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agentic_lsp", "mcp", "-w", str(root),
+        env=dict(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    async def send(text: str) -> None:
+        stdin.write(text.encode() + b"\n")
+        await stdin.drain()
+
+    answers: dict[str, Any] = {}
+    try:
+        for garbage in ("this is not json", "{", '{"jsonrpc": "2.0"}', "[1, 2, 3]", '"x"'):
+            await send(garbage)
+        initialize = {
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "0"}},
+        }  # fmt: skip
+        await send(json.dumps(initialize))
+        answers["initialize"] = await read_message(stdout, 1)
+        await send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        await send("}{ more garbage")
+        await send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        answers["tools"] = await read_message(stdout, 2)
+        await send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}))
+        answers["unknown"] = await read_message(stdout, 3)
+        params = {"name": "read_file", "arguments": {"path": "../outside.txt"}}
+        await send(
+            json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params})
+        )
+        answers["refused"] = await read_message(stdout, 4)
+        await send(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                               "params": {"name": "index_status", "arguments": {}}}))  # fmt: skip
+        answers["status"] = await read_message(stdout, 5)
+    finally:
+        stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=30)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0
+    return answers
+
+
+def check_garbage_answers(answers: dict[str, Any]) -> int:
+    """Assert the server answered every valid request; returns the serving pid."""
+    assert answers["initialize"]["result"]["serverInfo"]["name"] == "agentic-lsp"
+    assert "read_file" in {t["name"] for t in answers["tools"]["result"]["tools"]}
+    assert answers["unknown"]["error"]["code"] == -32601
+    refused = answers["refused"]["result"]
+    assert refused["isError"] is True
+    assert "outside the workspace" in refused["content"][0]["text"]
+    pid: int = answers["status"]["result"]["structuredContent"]["pid"]
+    return pid

@@ -18,6 +18,8 @@ from mcp import Client
 from mcp_fixtures import (
     CALC,
     GREET,
+    check_garbage_answers,
+    exchange_with_garbage,
     http_client,
     make_workspace,
     ok,
@@ -307,3 +309,8 @@ def test_second_http_host_is_refused(host: Host) -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert f"pid {host.proc.pid} already serves this workspace" in done.stderr
+
+
+async def test_bridge_skips_malformed_lines_and_keeps_relaying(host: Host) -> None:
+    answers = await exchange_with_garbage(host.root, host.env)
+    assert check_garbage_answers(answers) == host.proc.pid

@@ -7,7 +7,6 @@ second run rejected with feedback and refined), malformed input lines, and stale
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import stat
@@ -22,7 +21,9 @@ from mcp import Client
 from mcp_fixtures import (
     GREET,
     cache_dir,
+    check_garbage_answers,
     edit_reply,
+    exchange_with_garbage,
     make_workspace,
     ok,
     server_env,
@@ -163,61 +164,10 @@ async def test_workflow_round_trip_over_stdio(tmp_path: Path) -> None:
     assert not endpoint.exists()  # removed when the host exited
 
 
-async def _read_json_line(stream: asyncio.StreamReader, wanted_id: int) -> dict:
-    while True:
-        line = await asyncio.wait_for(stream.readline(), timeout=60)
-        assert line, "the server closed stdout"
-        message = json.loads(line)
-        if message.get("id") == wanted_id:
-            return message
-
-
 async def test_malformed_lines_do_not_stop_the_server(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "agentic_lsp", "mcp", "-w", str(root),
-        env=server_env(tmp_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
-
-    async def send(text: str) -> None:
-        proc.stdin.write(text.encode() + b"\n")  # type: ignore[union-attr]
-        await proc.stdin.drain()  # type: ignore[union-attr]
-
-    try:
-        for garbage in ("this is not json", "{", '{"jsonrpc": "2.0"}', "[1, 2, 3]", '"x"'):
-            await send(garbage)
-        initialize = {
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "raw", "version": "0"}},
-        }  # fmt: skip
-        await send(json.dumps(initialize))
-        answer = await _read_json_line(proc.stdout, 1)
-        assert answer["result"]["serverInfo"]["name"] == "agentic-lsp"
-        await send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
-        await send("}{ more garbage")
-        await send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
-        tools = await _read_json_line(proc.stdout, 2)
-        assert "read_file" in {t["name"] for t in tools["result"]["tools"]}
-        await send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}))
-        unknown = await _read_json_line(proc.stdout, 3)
-        assert unknown["error"]["code"] == -32601
-        params = {"name": "read_file", "arguments": {"path": "../outside.txt"}}
-        call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params}
-        await send(json.dumps(call))
-        refused = await _read_json_line(proc.stdout, 4)
-        assert refused["result"]["isError"] is True
-        assert "outside the workspace" in refused["result"]["content"][0]["text"]
-    finally:
-        proc.stdin.close()
-        try:
-            await asyncio.wait_for(proc.wait(), timeout=30)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode == 0
+    pid = check_garbage_answers(await exchange_with_garbage(root, server_env(tmp_path)))
+    assert pid != os.getpid()
 
 
 def _free_port() -> int:

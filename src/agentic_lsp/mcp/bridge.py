@@ -12,7 +12,7 @@ the client closes stdin, or when the owning process exits (the client then resta
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
@@ -30,6 +30,9 @@ from mcp.types import JSONRPCRequest, JSONRPCResponse
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from agentic_lsp.mcp.runtime import RuntimeInfo, pid_alive
+
+if TYPE_CHECKING:
+    from mcp.shared._stream_protocols import ReadStream, WriteStream
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +87,23 @@ async def bridge_stdio(info: RuntimeInfo) -> None:
         httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
         stdio_server() as (stdin_read, stdout_write),
         streamable_http_client(info.url, http_client=http) as (http_read, http_write),
-        anyio.create_task_group() as tg,
     ):
+        try:
+            await _relay(info, stamp, stdin_read, stdout_write, http_read, http_write)
+        finally:  # closed writers let the transports' own tasks finish
+            await stdout_write.aclose()
+            await http_write.aclose()
+
+
+async def _relay(
+    info: RuntimeInfo,
+    stamp: HeaderStamp,
+    stdin_read: ReadStream[SessionMessage | Exception],
+    stdout_write: WriteStream[SessionMessage],
+    http_read: ReadStream[SessionMessage | Exception],
+    http_write: WriteStream[SessionMessage],
+) -> None:
+    async with anyio.create_task_group() as tg:
 
         async def client_to_server() -> None:
             async for item in stdin_read:
