@@ -68,6 +68,7 @@ class Agent(ABC):
 
     kind: ClassVar[str] = ""
     role: ClassVar[str | None] = None  # None: needs no model
+    uses_context: ClassVar[bool] = True  # False: the stage needs no retrieval for this agent
 
     @abstractmethod
     async def run(self, ctx: AgentContext) -> AgentResult:

@@ -81,6 +81,7 @@ def configured_tools(root: Path) -> list[Tool]:
 class LintAgent(Agent):
     kind = "lint"
     role = None
+    uses_context = False
 
     async def run(self, ctx: AgentContext) -> AgentResult:
         changed = [p for p, text in ctx.view.pending.items() if text is not None]

@@ -30,6 +30,11 @@ def create_agent(kind: str) -> Agent:
     return AGENTS[kind]()
 
 
+def needs_context(kinds: Iterable[str]) -> bool:
+    """Whether any of these agents reads retrieved context (else a stage skips retrieval)."""
+    return any(AGENTS[kind].uses_context for kind in kinds)
+
+
 def roles_for(kinds: Iterable[str]) -> list[str]:
     """Model roles the given agent kinds use (each once, in a stable order)."""
     roles = [AGENTS[kind].role for kind in kinds]

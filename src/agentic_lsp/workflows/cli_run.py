@@ -77,7 +77,7 @@ async def _run(
     run_id = None
     try:
         if not engine.indexer.records:
-            err.print(f"indexing {root} first", markup=False)
+            err.print(f"indexing {root} first", markup=False, soft_wrap=True)
         with bar(enabled=err.is_terminal) as progress:
             await asyncio.to_thread(engine.sync_blocking, progress)
         printer = EventPrinter(err, args.show_graph)
@@ -101,9 +101,11 @@ def _accept(root: Path, loaded: LoadedSettings, changeset_id: str, err: Console)
     )
     written = ", ".join(outcome.written) or "nothing"
     commit = f"; committed {outcome.commit_id[:10]}" if outcome.commit_id else ""
-    err.print(f"accepted changeset {changeset_id}: wrote {written}{commit}", markup=False)
+    err.print(
+        f"accepted changeset {changeset_id}: wrote {written}{commit}", markup=False, soft_wrap=True
+    )
     for note in outcome.notes:
-        err.print(f"note: {note}", markup=False)
+        err.print(f"note: {note}", markup=False, soft_wrap=True)
     return 0
 
 
@@ -146,7 +148,7 @@ def run_command(
     changeset = engine.changes.get(report.changeset_id)
     print(changeset_diff(changeset), end="", flush=True)
     for path, flags in changeset.flagged.items():
-        err.print(f"review carefully: {path} {', '.join(flags)}", markup=False)
+        err.print(f"review carefully: {path} {', '.join(flags)}", markup=False, soft_wrap=True)
     accept = args.yes or (
         sys.stdin.isatty() and _confirm(f"Apply changeset {changeset.id} to {root}? [y/N] ")
     )
@@ -156,5 +158,6 @@ def run_command(
         f"changeset {changeset.id} is pending; nothing was written. Accept it later with "
         f"`agentic-lsp run --accept {changeset.id} -w {root}` or from your editor.",
         markup=False,
+        soft_wrap=True,
     )
     return 0

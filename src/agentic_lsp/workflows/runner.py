@@ -76,6 +76,19 @@ def diff_stats(changeset: Changeset) -> dict[str, dict[str, int]]:
     return stats
 
 
+def _answer(plan: Plan, state: RunState) -> str:
+    """What the user reads: analysis text, and the findings of the last security review."""
+    parts: list[str] = []
+    last_security = {
+        r.stage: r for r in state.stage_results if plan.stages[r.stage].spec.type == "security"
+    }
+    for result in state.stage_results:
+        kind = plan.stages[result.stage].spec.type
+        if (kind == "analysis" and result.ok) or last_security.get(result.stage) is result:
+            parts += [text for text in result.agent_outputs.values() if text.strip()]
+    return "\n\n".join(parts)
+
+
 class WorkflowRun:
     def __init__(
         self,
@@ -210,13 +223,7 @@ class WorkflowRun:
         report = self.report
         report.iterations = state.iterations
         report.attempts = dict(state.attempts)
-        answers = [
-            output
-            for result in state.stage_results
-            if result.ok and plan.stages[result.stage].spec.type == "analysis"
-            for output in result.agent_outputs.values()
-        ]
-        report.answer = "\n\n".join(answers)
+        report.answer = _answer(plan, state)
         if state.terminal != DONE:
             report.status = "aborted"
             failure = state.failure

@@ -110,11 +110,17 @@ class WorkflowService:
         feedback: str | None = None,
         parent_changeset: str | None = None,
     ) -> str:
-        """Start a run and return its id at once; events go to ``on_event`` and the report."""
+        """Start a run and return its id at once; events go to ``on_event`` and the report.
+
+        With ``parent_changeset`` the run builds on that changeset's undecided edits (its
+        iteration is the parent's plus one); :meth:`refine` also marks the parent superseded.
+        """
         iteration = 0
+        seed: dict[str, PendingEdit] = {}
         if parent_changeset is not None:
             parent = await asyncio.to_thread(self.engine.changes.get, parent_changeset)
             iteration = parent.iteration + 1
+            seed = _seed_from(parent)
         return await self._start(
             RunRequest(
                 run_id=uuid.uuid4().hex[:12],
@@ -123,6 +129,7 @@ class WorkflowService:
                 feedback=feedback,
                 parent_changeset=parent_changeset,
                 iteration=iteration,
+                seed=seed,
             ),
             on_event,
         )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from agentic_lsp.agents.base import AgentContext, AgentResult
-from agentic_lsp.agents.registry import create_agent
+from agentic_lsp.agents.registry import create_agent, needs_context
 from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.agents.tools import IndexTools
 from agentic_lsp.agents.workspace_view import WorkspaceView
@@ -121,7 +121,10 @@ class StageExecutor:
         )
         updates: dict[str, Any] = {}
         retrieval = state.retrieval_context.get(stage_id)
-        if retrieval is None:
+        reads_context = needs_context(a.kind for a in stage.spec.agent_specs)
+        if not reads_context:
+            retrieval = RetrievalContext(stage=stage_id, notes=["no agent of this stage reads it"])
+        elif retrieval is None:
             retrieval, files, functions = await env.retrieval.retrieve(stage)
             self._retrieval_event(retrieval)
             updates["retrieval_context"] = {**state.retrieval_context, stage_id: retrieval}
@@ -129,7 +132,7 @@ class StageExecutor:
             updates["parsed_functions"] = {**state.parsed_functions, stage_id: functions}
         enriched = state.enriched_context.get(stage_id)
         failure = state.failure
-        if failure is not None and failure.stage != stage_id and attempt == 1:
+        if failure is not None and failure.stage != stage_id and attempt == 1 and reads_context:
             enriched = await env.retrieval.adapt(
                 stage,
                 failure,
@@ -225,13 +228,17 @@ class StageExecutor:
             pending = dict(state.pending_changeset)
             for path, text in outcome.edits.items():
                 agent = outcome.author_of[path]
+                reason = f"{stage.spec.name}: {outcome.results[agent].summary}"[:300]
+                earlier = pending.get(path)
+                if earlier is not None and earlier.reason:
+                    reason = f"{earlier.reason}; then {reason}"[-1_000:]
                 pending[path] = PendingEdit(
                     path=path,
                     new_text=text,
                     stage=stage.id,
                     agent=agent,
                     attempt=attempt,
-                    reason=f"{stage.spec.name}: {outcome.results[agent].summary}"[:300],
+                    reason=reason,
                 )
             updates["pending_changeset"] = pending
             updates["failure"] = None
@@ -284,6 +291,8 @@ class StageExecutor:
         env = self.env
         stage = env.plan.stages[state.current]
         assert state.failure is not None
+        if not needs_context(a.kind for a in stage.spec.agent_specs):
+            return {}
         context = await env.retrieval.adapt(
             stage,
             state.failure,
