@@ -75,9 +75,13 @@ def test_yes_applies_and_a_failed_run_exits_non_zero(
 ) -> None:
     configure(workspace, [{"role": "code", "reply": FIX_TOTAL}])
     args = ["--workflow", "t_code_once", "-w", str(workspace)]
-    assert main(["run", "round totals", "--yes", *args]) == 0
+    assert main(["run", "round totals", "--yes", "--show-graph", *args]) == 0
     assert "round(sum(" in (workspace / "shop" / "cart.py").read_text()
-    assert "accepted changeset" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "accepted changeset" in captured.err
+    graph, diff = captured.out.split("diff --git", 1)
+    assert "graph TD;" in graph and "edit -. &nbsp;success&nbsp; .-> DONE;" in graph
+    assert "+    return round(sum(" in diff
     configure(workspace, [{"role": "code", "reply": "I cannot do that."}])  # read per run
     assert main(["run", "round totals again", *args]) == 1
     err = capsys.readouterr().err

@@ -197,18 +197,18 @@ async def test_parallel_agents_aggregate_failures(
             "role": "analysis",
             "match": f"Your instructions: analyst {name}",
             "reply": "" if i < failing else f"analyst {name} says: total() is fine",
-            "delay_s": 0.2,
+            "delay_s": 0.5,
         }
         for i, name in enumerate(names)
     ]
     service, script = scripted(engine, steps)
-    started = asyncio.get_running_loop().time()
     report, events = await run(service, "review total()", f"t_parallel_{rule}")
     assert report.status == status
-    finished = next(e for e in events if e.kind == "stage_finished").data
-    assert [finished["agents"][n]["ok"] for n in names] == [i >= failing for i in range(3)]
+    finished = next(e for e in events if e.kind == "stage_finished")
+    assert [finished.data["agents"][n]["ok"] for n in names] == [i >= failing for i in range(3)]
     assert len(script.calls) == 3
-    assert asyncio.get_running_loop().time() - started < 3  # concurrently, not 3 x 0.2 s + ...
+    began = next(e for e in events if e.kind == "retrieval").ts  # agents start after retrieval
+    assert finished.ts - began < 1.2  # concurrent: three 0.5 s replies, not 1.5 s in a row
 
 
 @pytest.mark.parametrize(
@@ -257,6 +257,25 @@ async def test_orchestrator_invalid_json_falls_back_and_is_recorded(engine: Engi
     assert report.answer == "total() multiplies price by quantity."
 
 
+async def test_query_generation_falls_back_to_the_task_text(engine: Engine) -> None:
+    service, script = scripted(
+        engine,
+        [
+            {"role": "retrieval", "reply": "total, apply_discount"},
+            {"role": "retrieval", "reply": "still not JSON"},
+            {"role": "analysis", "reply": "apply_discount() raises ValueError outside 0-100."},
+        ],
+    )
+    report, events = await run(service, "when does apply_discount raise ValueError?", "explain")
+    assert report.status == "succeeded"
+    [retrieval] = [e.data for e in events if e.kind == "retrieval"]
+    assert retrieval["query_source"] == "task"
+    assert retrieval["queries"][0] == "when does apply_discount raise ValueError?"
+    assert "query generation failed" in retrieval["notes"][0]
+    assert any("function apply_discount" in s for s in retrieval["snippets"])
+    assert "def apply_discount(" in script.calls[-1].prompt
+
+
 async def test_cancel_stops_a_running_workflow(engine: Engine) -> None:
     service, _ = scripted(engine, [{"role": "code", "reply": FIX_TOTAL, "delay_s": 30}])
     started = asyncio.Event()
@@ -272,6 +291,19 @@ async def test_cancel_stops_a_running_workflow(engine: Engine) -> None:
     assert report.status == "cancelled" and report.changeset_id is None
     assert report.events[-1].kind == "run_finished"
     assert service.cancel(run_id) is False
+
+
+async def test_cancelling_a_waiter_leaves_the_run_and_shutdown_cancels_it(engine: Engine) -> None:
+    service, _ = scripted(engine, [{"role": "code", "reply": FIX_TOTAL, "delay_s": 30}])
+    run_id = await service.start_run("round totals", "t_code_once")
+    waiter = asyncio.create_task(service.wait(run_id))
+    await asyncio.sleep(0.2)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert service.get_report(run_id).status == "running"
+    await asyncio.wait_for(service.shutdown(), timeout=15)
+    assert service.get_report(run_id).status == "cancelled"
 
 
 async def test_refine_supersedes_and_builds_on_the_previous_proposal(engine: Engine) -> None:

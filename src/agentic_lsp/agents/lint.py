@@ -8,6 +8,7 @@ and it is available.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import shutil
 import sys
@@ -87,7 +88,7 @@ class LintAgent(Agent):
         changed = [p for p, text in ctx.view.pending.items() if text is not None]
         tools = [
             (tool, [p for p in changed if p.endswith(tool.extensions)])
-            for tool in configured_tools(ctx.view.root)
+            for tool in await asyncio.to_thread(configured_tools, ctx.view.root)
         ]
         tools = [(tool, files) for tool, files in tools if files]
         if not tools:
@@ -107,7 +108,7 @@ class LintAgent(Agent):
                     reports.append(f"$ {result.command}\n{result.output.strip()}".strip())
                     remaining = remaining or not result.ok
                 for path in files:
-                    text = box.read_text(path)
+                    text = await asyncio.to_thread(box.read_text, path)
                     if text is not None and text != ctx.view.pending.get(path):
                         edits[path] = text
         names = ", ".join(tool.name for tool, _ in tools)

@@ -89,6 +89,7 @@ class Plan:
                     "max_attempts": s.spec.max_attempts,
                     "token_budget": s.token_budget,
                     "sources": s.sources,
+                    "task_context": s.task_context,
                 }
                 for s in self.stages.values()
             ],

@@ -157,9 +157,14 @@ class WorkflowService:
         return request.run_id
 
     async def wait(self, run_id: str) -> RunReport:
+        """The run's report once it has finished (cancelled runs included). Cancelling the
+        waiter does not cancel the run; use :meth:`cancel` for that."""
         run = self._get(run_id)
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await asyncio.shield(run.task)
+        except asyncio.CancelledError:
+            if not run.task.done():
+                raise  # the waiter was cancelled, not the run
         return run.report
 
     def cancel(self, run_id: str) -> bool:
@@ -171,6 +176,14 @@ class WorkflowService:
 
     def get_report(self, run_id: str) -> RunReport:
         return self._get(run_id).report
+
+    async def shutdown(self) -> None:
+        """Cancel every unfinished run and wait for their reports (for engine shutdown)."""
+        running = [run for run in self._runs.values() if not run.task.done()]
+        for run in running:
+            run.task.cancel()
+        if running:
+            await asyncio.wait([run.task for run in running], timeout=10)
 
     # -- refine ------------------------------------------------------------------------------
 

@@ -146,7 +146,9 @@ class StageExecutor:
         buffers = dict(env.engine.indexer.overlays)
         view = WorkspaceView(env.engine.root, env.engine.settings.index, buffers, pending)
         outcome = await self._run_agents(stage, state, view, attempt, retrieval, enriched)
-        updates.update(self._conclude(stage, state, view, attempt, outcome))
+        if outcome.failed and outcome.edits:
+            outcome.diff = await asyncio.to_thread(_diff, view, outcome.edits)
+        updates.update(self._conclude(stage, state, attempt, outcome))
         return updates
 
     async def _run_agents(
@@ -200,7 +202,6 @@ class StageExecutor:
         self,
         stage: PlannedStage,
         state: RunState,
-        view: WorkspaceView,
         attempt: int,
         outcome: _StageOutcome,
     ) -> dict[str, Any]:
@@ -249,7 +250,7 @@ class StageExecutor:
                 summary=summary,
                 errors=outcome.errors()[:30],
                 test_output=outcome.test_output[-12_000:],
-                diff=_diff(view, outcome.edits),
+                diff=outcome.diff,
             )
         route = decide_route(env.plan, stage.id, ok, attempt, state.iterations, env.max_iterations)
         updates["route"] = route.label
@@ -312,6 +313,7 @@ class _StageOutcome:
         self.author_of: dict[str, str] = {}
         self.conflicts: list[str] = []
         self.verify_note = ""
+        self.diff = ""
         self.test_output = "\n".join(r.test_output for r in results.values() if r.test_output)
 
     def collect_edits(self) -> None:
