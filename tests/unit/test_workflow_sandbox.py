@@ -116,7 +116,10 @@ def test_edits_outside_or_into_git_are_refused(repo: Path) -> None:
         Sandbox.create(repo, edits={"../escape.py": "x"})
     with pytest.raises(SandboxError, match=r"inside \.git"):
         Sandbox.create(repo, edits={".git/hooks/pre-commit": "x"})
+    with pytest.raises(PathOutsideWorkspace):  # a linked folder is never written through
+        Sandbox.create(repo, edits={"node_modules/dep/index.js": "hacked"})
     assert not (repo.parent / "escape.py").exists()
+    assert (repo / "node_modules" / "dep" / "index.js").read_text() == "module.exports = 1\n"
 
 
 def test_too_large_workspace_is_refused(repo: Path) -> None:

@@ -10,7 +10,7 @@ from agentic_lsp.agents.base import Agent, AgentContext, AgentResult
 from agentic_lsp.agents.code import ask_for_edits, edit_failure
 from agentic_lsp.agents.edit_apply import apply_reply
 from agentic_lsp.agents.tools import TOOL_HELP
-from agentic_lsp.errors import ProviderError
+from agentic_lsp.errors import AgenticError, ProviderError
 from agentic_lsp.workflows.schema import TestsOptions
 from agentic_lsp.workflows.sources import is_test_path
 
@@ -60,7 +60,12 @@ class TestsAgent(Agent):
             edits = dict(outcome.edits)
             wrote = f"wrote {', '.join(sorted(edits))}" if edits else "kept the existing tests"
         buffers = dict(ctx.engine.indexer.overlays)
-        run = await ctx.tests.run({**ctx.view.pending, **edits}, buffers)
+        try:
+            run = await ctx.tests.run({**ctx.view.pending, **edits}, buffers)
+        except AgenticError as exc:
+            return AgentResult(
+                False, f"the tests could not run: {exc.message}", edits, errors=[str(exc)]
+            )
         if run is None:
             return AgentResult(
                 False,

@@ -22,6 +22,7 @@ from agentic_lsp.agents.registry import create_agent, needs_context
 from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.agents.tools import IndexTools
 from agentic_lsp.agents.workspace_view import WorkspaceView
+from agentic_lsp.errors import AgenticError
 from agentic_lsp.workflows.events import StageOutcome
 from agentic_lsp.workflows.planner import Plan, PlannedStage
 from agentic_lsp.workflows.recorder import RunRecorder
@@ -332,7 +333,12 @@ class _StageOutcome:
             self.failed = True
 
     async def verify(self, tests: TestRunner, view: WorkspaceView, buffers: dict[str, str]) -> None:
-        run = await tests.run({**view.pending, **self.edits}, buffers)
+        try:
+            run = await tests.run({**view.pending, **self.edits}, buffers)
+        except AgenticError as exc:
+            self.failed = True
+            self.verify_note = f"verify: the tests could not run: {exc.message}"
+            return
         if run is None:
             self.failed = True
             self.verify_note = "verify: no test command found (set workflows.test_command)"
