@@ -87,6 +87,8 @@ class Engine:
 
     async def close(self) -> None:
         self._cancel_sync.set()
+        if "workflows" in self.__dict__:  # created on first use; stop its unfinished runs
+            await self.workflows.shutdown()
         if self._watcher is not None:
             await self._watcher.stop()
         if self._sync_task is not None:
