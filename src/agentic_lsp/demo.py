@@ -1,7 +1,11 @@
-"""``agentic-lsp demo``: index a real codebase nobody here wrote and search it, all offline.
+"""``agentic-lsp demo``: the main job on embedded defaults, offline.
 
-The default codebase is the source of ``requests`` as installed in this environment (a dependency,
-so it is always present): a real project, not a toy fixture.
+1. Index a real codebase nobody here wrote (the installed ``requests`` package, a dependency, so
+   always present) and run semantic and identifier searches on it.
+2. Run the ``bug_fix`` workflow on a tiny sample project with the *scripted* model (a test double,
+   labelled as such): real retrieval, LangGraph routing, a sandboxed pytest run that fails on the
+   first (wrong) fix, adaptive retrieval, a passing second attempt, and the changeset as a diff.
+   The demo then accepts it and shows the file on disk.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,6 +27,7 @@ QUERIES = [
     "HTTPAdapter send",
     "how are redirects followed and limited",
 ]
+ASSETS = Path(__file__).parent / "demo_assets"
 
 
 def _default_codebase() -> Path:
@@ -30,27 +36,74 @@ def _default_codebase() -> Path:
     return Path(requests.__file__).parent
 
 
+def _search_demo(source: Path, tmp: Path) -> None:
+    # Index a copy: the demo never writes next to installed packages or the user's files.
+    root = tmp / source.name
+    shutil.copytree(source, root, ignore=shutil.ignore_patterns("__pycache__"))
+    print(f"== 1. index and search a real codebase: a copy of {source}")
+    engine = Engine(root, load_settings(root))
+    engine.open()
+    started = time.perf_counter()
+    summary = engine.sync_blocking()
+    took = time.perf_counter() - started
+    print(
+        f"indexed {summary.files} files, {summary.symbols} symbols in {took:.1f}s "
+        f"({summary.embedded} vectors embedded, {summary.embed_reused} reused from cache)"
+    )
+    for query in QUERIES:
+        response = asyncio.run(engine.search(query, limit=3))
+        print(f"\nsearch: {query!r}")
+        for r in response.results:
+            signals = ",".join(r.signals)
+            print(f"  {r.score:.3f}  {r.path}:{r.start_line}-{r.end_line}  {r.symbol} [{signals}]")
+    engine.indexer.store.close()
+
+
+async def _workflow_demo(tmp: Path) -> int:
+    from agentic_lsp.workflows.cli_run import EventPrinter
+
+    root = tmp / "calc_project"
+    shutil.copytree(ASSETS / "calc_project", root)
+    test_command = (
+        f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider"
+    )
+    env = {
+        **os.environ,
+        "AGENTIC_LSP_LLM__PROVIDER": "scripted",
+        "AGENTIC_LSP_LLM__SCRIPT_PATH": str(ASSETS / "bugfix_script.yaml"),
+        "AGENTIC_LSP_WORKFLOWS__TEST_COMMAND": test_command,
+        "AGENTIC_LSP_INDEX__WATCH": "false",
+    }
+    print("\n== 2. bug_fix workflow on a sample project (model replies SCRIPTED: a test double)")
+    engine = Engine(root, load_settings(root, environ=env))
+    await engine.start(index=False, watch=False)
+    try:
+        await engine.reindex()
+        from rich.console import Console
+
+        printer = EventPrinter(Console(file=sys.stdout), show_graph=False)
+        task = "add() returns the wrong result: add(2, 3) gives -1"
+        run_id = await engine.workflows.start_run(task, on_event=printer)
+        report = await engine.workflows.wait(run_id)
+        if report.status != "succeeded" or not report.changeset_id:
+            print(f"workflow {report.status}: {report.error}")
+            return 1
+        from agentic_lsp.changes import changeset_diff
+
+        changeset = engine.changes.get(report.changeset_id)
+        print("\nproposed changeset (nothing written yet):")
+        print(changeset_diff(changeset))
+        engine.changes.accept_on_disk(changeset.id, commit=False)
+        line = next(ln for ln in (root / "calc/ops.py").read_text().splitlines() if "a + b" in ln)
+        print(f"accepted: calc/ops.py now has {line.strip()!r}")
+    finally:
+        await engine.close()
+    return 0
+
+
 def run_demo(path: Path | None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     source = (path or _default_codebase()).resolve()
     with tempfile.TemporaryDirectory(prefix="agentic-demo-") as tmp:
-        # Index a copy: the demo never writes next to installed packages or the user's files.
-        root = Path(tmp) / source.name
-        shutil.copytree(source, root, ignore=shutil.ignore_patterns("__pycache__"))
-        print(f"agentic-lsp demo: indexing a copy of {source}")
-        engine = Engine(root, load_settings(root))
-        engine.open()
-        started = time.perf_counter()
-        summary = engine.sync_blocking()
-        took = time.perf_counter() - started
-        print(
-            f"indexed {summary.files} files, {summary.symbols} symbols in {took:.1f}s "
-            f"({summary.embedded} vectors embedded)"
-        )
-        for query in QUERIES:
-            response = asyncio.run(engine.search(query, limit=3))
-            print(f"\nsearch: {query!r}")
-            for r in response.results:
-                print(f"  {r.score:.3f}  {r.path}:{r.start_line}-{r.end_line}  {r.symbol or ''}")
-        engine.indexer.store.close()
-    return 0
+        _search_demo(source, Path(tmp))
+        return asyncio.run(_workflow_demo(Path(tmp)))

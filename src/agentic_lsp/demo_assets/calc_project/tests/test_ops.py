@@ -1,0 +1,13 @@
+from calc.ops import add, multiply
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_add_negative_numbers():
+    assert add(-2, -3) == -5
+
+
+def test_multiply():
+    assert multiply(4, 3) == 12
