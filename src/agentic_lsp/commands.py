@@ -147,7 +147,31 @@ def _unavailable(what: str) -> int:
 
 
 def serve(args: argparse.Namespace) -> int:
-    return _unavailable("the LSP server (serve)")
+    """The LSP server over stdio (or ``--tcp HOST:PORT``). Ends the process when the client
+    says exit (or closes the stream): waiting for worker threads could hang on a blocked read."""
+    import logging
+    import os
+    import sys
+
+    from agentic_lsp.lsp.server import create_server
+
+    if args.mcp_http is not None:
+        raise AgenticError(
+            "--mcp-http is not available with serve in this version of agentic-lsp",
+            "run `agentic-lsp mcp` for MCP clients",
+        )
+    root = args.workspace.expanduser().resolve() if args.workspace else None
+    server = create_server(root if root is not None and root.is_dir() else None)
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not port.isdigit():
+            raise AgenticError(f"--tcp {args.tcp!r} is not HOST:PORT", "e.g. --tcp 127.0.0.1:2087")
+        status = server.run_tcp(host or "127.0.0.1", int(port))
+    else:
+        status = server.run_stdio()
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def mcp_stdio(args: argparse.Namespace) -> int:

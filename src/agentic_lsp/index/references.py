@@ -1,0 +1,246 @@
+"""Name-based references: where an identifier occurs, word for word, in the indexed files.
+
+No type information: an occurrence is the identifier's text at word boundaries (so ``parse``
+does not match ``parser`` or ``_parse``). Results are ranked the way a reader looks: the file
+asked from first, then files related to it by imports (either direction), then the rest.
+
+Guarantees:
+- unsaved editor buffers (the indexer's overlays) are read instead of the files on disk;
+- only indexed files (plus open buffers) are read, each at most ``max_file_bytes``;
+- bounded: at most ``limit`` occurrences (``truncated`` says when more existed);
+- cooperative cancellation, checked between files (``cancelled`` is set, results are partial);
+- blocking I/O: run it in a worker thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentic_lsp.index.symbols import SymbolTable
+
+if TYPE_CHECKING:
+    from agentic_lsp.index.indexer import Indexer
+
+__all__ = [
+    "Occurrence",
+    "ReferenceResult",
+    "find_references",
+    "identifier_at",
+    "references_in_index",
+]
+
+DEFAULT_LIMIT = 2000
+MAX_PREVIEW_CHARS = 200
+_IDENTIFIER = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")
+_TIER_SAME_FILE, _TIER_IMPORTS, _TIER_REST = 0, 1, 2
+
+CancelFn = Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One occurrence: 1-based ``line``, 0-based character columns ``[col, end_col)``.
+
+    ``tier`` is 0 for the file asked from, 1 for files related to it by imports, 2 for the rest;
+    ``is_definition`` is set where the index has a symbol of that name defined at this spot.
+    """
+
+    path: str
+    line: int
+    col: int
+    end_col: int
+    tier: int
+    preview: str
+    is_definition: bool = False
+
+
+@dataclass
+class ReferenceResult:
+    name: str
+    occurrences: list[Occurrence] = field(default_factory=list)
+    files_scanned: int = 0
+    truncated: bool = False
+    cancelled: bool = False
+
+
+def identifier_at(text: str, line: int, col: int) -> tuple[str, int, int] | None:
+    """The identifier at 1-based ``line``, 0-based character ``col`` (or just before it).
+
+    Returns ``(name, start_col, end_col)``; ``None`` when the position is not on an identifier.
+    A cursor right after the last character still counts, as editors place it there.
+    """
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    current = lines[line - 1].rstrip("\r")
+    for match in _IDENTIFIER.finditer(current):
+        if match.start() <= col <= match.end():
+            return match.group(), match.start(), match.end()
+        if match.start() > col:
+            break
+    return None
+
+
+def find_references(
+    root: Path,
+    name: str,
+    paths: Iterable[str],
+    *,
+    from_path: str | None = None,
+    overlays: Mapping[str, str] | None = None,
+    symbols: SymbolTable | None = None,
+    max_file_bytes: int = 1_000_000,
+    limit: int = DEFAULT_LIMIT,
+    cancel: CancelFn | None = None,
+) -> ReferenceResult:
+    """Word-boundary occurrences of ``name`` in ``paths`` (workspace-relative), ranked."""
+    result = ReferenceResult(name=name)
+    if not _IDENTIFIER.fullmatch(name):
+        return result
+    buffers = dict(overlays or {})
+    candidates = dict.fromkeys([*paths, *buffers])
+    pattern = re.compile(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])")
+    for tier, path in rank_paths(candidates, from_path, symbols):
+        if cancel is not None and cancel():
+            result.cancelled = True
+            break
+        text = buffers.get(path)
+        if text is None:
+            text = _read_text(root, path, max_file_bytes)
+        result.files_scanned += 1
+        if text is None or name not in text:
+            continue
+        definitions = _definition_spots(symbols, path, name)
+        for occurrence in _scan(text, pattern, path, tier, definitions):
+            if len(result.occurrences) >= limit:
+                result.truncated = True
+                return result
+            result.occurrences.append(occurrence)
+    return result
+
+
+def references_in_index(
+    indexer: Indexer,
+    name: str,
+    from_path: str | None = None,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    cancel: CancelFn | None = None,
+    buffers: Mapping[str, str] | None = None,
+) -> ReferenceResult:
+    """:func:`find_references` over an indexer's files, overlays and symbol table.
+
+    ``buffers`` (editor text by workspace path) win over the indexer's overlays, which may lag
+    behind typing by the sync debounce.
+    """
+    overlays = dict(indexer.overlays)
+    overlays.update(buffers or {})
+    return find_references(
+        indexer.root,
+        name,
+        list(indexer.records),
+        from_path=from_path,
+        overlays=overlays,
+        symbols=indexer.symbols,
+        max_file_bytes=indexer.settings.index.max_file_bytes,
+        limit=limit,
+        cancel=cancel,
+    )
+
+
+def rank_paths(
+    paths: Iterable[str], from_path: str | None, symbols: SymbolTable | None
+) -> list[tuple[int, str]]:
+    """``(tier, path)`` pairs: the file itself, files related by imports, then the rest."""
+    related = _import_related(paths, from_path, symbols) if from_path else set()
+    ranked = []
+    for path in paths:
+        if path == from_path:
+            tier = _TIER_SAME_FILE
+        elif path in related:
+            tier = _TIER_IMPORTS
+        else:
+            tier = _TIER_REST
+        ranked.append((tier, path))
+    ranked.sort()
+    return ranked
+
+
+def _module_names(path: str) -> tuple[str, str]:
+    """Dotted module path and bare stem of a file (``pkg/mod.py`` → ``pkg.mod``, ``mod``)."""
+    module = path.rsplit(".", 1)[0].replace("/", ".")
+    if module.endswith(".__init__") or module.endswith(".index"):
+        module = module.rsplit(".", 1)[0]
+    return module, module.rsplit(".", 1)[-1]
+
+
+def _mentions(imports_text: str, path: str) -> bool:
+    module, stem = _module_names(path)
+    if not stem:
+        return False
+    padded = f".{imports_text}"
+    return module in imports_text or re.search(rf"[./\s'\"]{re.escape(stem)}\b", padded) is not None
+
+
+def _import_related(paths: Iterable[str], from_path: str, symbols: SymbolTable | None) -> set[str]:
+    if symbols is None:
+        return set()
+    own = " ".join(symbols.imports_of(from_path)).replace("/", ".")
+    related = set()
+    for path in paths:
+        if path == from_path:
+            continue
+        theirs = " ".join(symbols.imports_of(path)).replace("/", ".")
+        if (own and _mentions(own, path)) or (theirs and _mentions(theirs, from_path)):
+            related.add(path)
+    return related
+
+
+def _definition_spots(symbols: SymbolTable | None, path: str, name: str) -> set[tuple[int, int]]:
+    if symbols is None:
+        return set()
+    return {(s.name_line, s.name_col) for s in symbols.symbols_in(path) if s.name == name}
+
+
+def _scan(
+    text: str, pattern: re.Pattern[str], path: str, tier: int, definitions: set[tuple[int, int]]
+) -> Iterable[Occurrence]:
+    line_no = 1
+    line_start = 0
+    for match in pattern.finditer(text):
+        newlines = text.count("\n", line_start, match.start())
+        if newlines:
+            line_no += newlines
+            line_start = text.rfind("\n", 0, match.start()) + 1
+        col = match.start() - line_start
+        line_end = text.find("\n", line_start)
+        line_text = text[line_start : line_end if line_end >= 0 else len(text)].rstrip("\r")
+        yield Occurrence(
+            path=path,
+            line=line_no,
+            col=col,
+            end_col=col + len(match.group()),
+            tier=tier,
+            preview=line_text[:MAX_PREVIEW_CHARS],
+            is_definition=(line_no, col) in definitions,
+        )
+
+
+def _read_text(root: Path, path: str, max_file_bytes: int) -> str | None:
+    full = root / path
+    try:
+        with open(full, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if info.st_size > max_file_bytes:
+                return None
+            data = fh.read(max_file_bytes + 1)
+    except OSError:
+        return None
+    if b"\x00" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace")

@@ -1,0 +1,305 @@
+"""``workspace/executeCommand`` commands (documented in docs/lsp.md).
+
+Every command takes one JSON object argument, validated here: a wrong or missing field is an
+InvalidParams error that says what is expected. ``root`` (a folder path or URI) picks the
+workspace folder in multi-root sessions; changeset commands find the folder owning the id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agentic_lsp.errors import ChangesetError
+from agentic_lsp.lsp import convert
+from agentic_lsp.lsp.rpc import guarded, parse_args
+from agentic_lsp.lsp.workspaces import Root
+
+if TYPE_CHECKING:
+    from agentic_lsp.lsp.server import AgenticLanguageServer
+    from agentic_lsp.workflows.events import RunEvent
+
+log = logging.getLogger(__name__)
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    root: str | None = None
+
+
+class SearchArgs(_Args):
+    query: str = Field(min_length=1)
+    limit: int = Field(10, ge=1, le=200)
+    functions: bool = True
+    sections: bool = False
+
+
+class RootArgs(_Args):
+    pass
+
+
+class ReindexArgs(_Args):
+    wait: bool = True
+
+
+class RunArgs(_Args):
+    task: str = Field(min_length=1)
+    workflow: str | None = None
+
+
+class RunIdArgs(_Args):
+    run_id: str = Field(alias="runId", min_length=1)
+
+
+class ListChangesetsArgs(_Args):
+    status: str | None = None
+
+
+class ChangesetArgs(_Args):
+    changeset_id: str = Field(alias="changesetId", min_length=1)
+    path: str | None = None
+
+
+class DecisionArgs(ChangesetArgs):
+    paths: list[str] | None = None
+    hunks: list[int] | None = None
+
+    @model_validator(mode="after")
+    def _one_path_for_hunks(self) -> DecisionArgs:
+        if self.path is not None and self.paths is not None:
+            raise ValueError("give either path or paths, not both")
+        if self.hunks is not None and len(self.selected_paths or []) != 1:
+            raise ValueError("hunks need exactly one path (hunks are numbered per file)")
+        return self
+
+    @property
+    def selected_paths(self) -> list[str] | None:
+        return [self.path] if self.path is not None else self.paths
+
+
+class RollbackArgs(_Args):
+    changeset_id: str | None = Field(None, alias="changesetId")
+
+
+class RefineArgs(_Args):
+    changeset_id: str = Field(alias="changesetId", min_length=1)
+    feedback: str = Field(min_length=1)
+
+
+class GraphArgs(_Args):
+    workflow: str | None = None
+    run_id: str | None = Field(None, alias="runId")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> GraphArgs:
+        if (self.workflow is None) == (self.run_id is None):
+            raise ValueError("give exactly one of workflow or runId")
+        return self
+
+
+Command = Callable[..., Awaitable[Any]]
+COMMANDS: dict[str, tuple[type[_Args], str, Command]] = {}
+
+
+def command(name: str, model: type[_Args], shape: str) -> Callable[[Command], Command]:
+    def register(fn: Command) -> Command:
+        COMMANDS[name] = (model, shape, fn)
+        return fn
+
+    return register
+
+
+def register(server: AgenticLanguageServer) -> None:
+    for name, (model, shape, fn) in COMMANDS.items():
+
+        async def run(ls: AgenticLanguageServer, *args: Any, _n=name, _m=model, _s=shape, _f=fn):
+            parsed = parse_args(_n, _m, args, _s)
+            return await _f(ls, parsed)
+
+        server.command(name)(guarded(functools.update_wrapper(run, fn)))
+
+
+def _changeset_root(ls: AgenticLanguageServer, changeset_id: str, hint: str | None) -> Root:
+    if hint:
+        return ls.workspaces.choose(hint)
+    for root in ls.workspaces.roots.values():
+        try:
+            root.engine.changes.get(changeset_id)
+        except ChangesetError:
+            continue
+        return root
+    raise ChangesetError(f"no changeset {changeset_id!r} in the open folders", "list them first")
+
+
+# -- index ----------------------------------------------------------------------------------------
+
+
+@command("agentic.search", SearchArgs, "{query: string, limit?: 1-200, functions?: bool, "
+         "sections?: bool, root?: string}")  # fmt: skip
+async def search(ls: AgenticLanguageServer, args: SearchArgs) -> dict[str, Any]:
+    root = ls.workspaces.choose(args.root)
+    response = await root.engine.search(args.query, args.limit, args.functions, args.sections)
+    results = []
+    for hit in response.results:
+        item = asdict(hit)
+        item["uri"] = convert.path_uri(root.path / hit.path)
+        rng = convert.lines_range(hit.start_line, hit.end_line)
+        item["range"] = {"start": {"line": rng.start.line, "character": 0},
+                         "end": {"line": rng.end.line, "character": 0}}  # fmt: skip
+        results.append(item)
+    return {"query": response.query, "results": results, "notes": response.notes,
+            "filesConsidered": response.files_considered}  # fmt: skip
+
+
+@command("agentic.indexStatus", RootArgs, "{root?: string}")
+async def index_status(ls: AgenticLanguageServer, args: RootArgs) -> dict[str, Any]:
+    roots = [ls.workspaces.choose(args.root)] if args.root else ls.workspaces.roots.values()
+    return {"roots": [asdict(root.engine.status()) for root in roots]}
+
+
+@command("agentic.reindex", ReindexArgs, "{root?: string, wait?: bool}")
+async def reindex(ls: AgenticLanguageServer, args: ReindexArgs) -> dict[str, Any]:
+    """Incremental re-index; cancelling the request stops the indexing (cooperatively)."""
+    root = ls.workspaces.choose(args.root)
+    task = ls.start_indexing(root)
+    if not args.wait:
+        return {"started": True, "root": str(root.path)}
+    try:
+        summary = await asyncio.shield(task)
+    except asyncio.CancelledError:
+        root.engine.cancel_indexing()
+        raise
+    return asdict(summary) if summary is not None else {"failed": root.engine.status().message}
+
+
+# -- workflow runs --------------------------------------------------------------------------------
+
+
+@command("agentic.listWorkflows", RootArgs, "{root?: string}")
+async def list_workflows(ls: AgenticLanguageServer, args: RootArgs) -> dict[str, Any]:
+    root = ls.workspaces.choose(args.root)
+    workflows = await asyncio.to_thread(root.engine.workflows.list_workflows)
+    return {"workflows": workflows}
+
+
+@command("agentic.workflowGraph", GraphArgs, "{workflow: string} or {runId: string}")
+async def workflow_graph(ls: AgenticLanguageServer, args: GraphArgs) -> dict[str, Any]:
+    root = ls.run_root(args.run_id) if args.run_id else ls.workspaces.choose(args.root)
+    target = args.run_id or args.workflow or ""
+    mermaid = await asyncio.to_thread(root.engine.workflows.graph_mermaid, target)
+    return {"mermaid": mermaid}
+
+
+@command("agentic.runWorkflow", RunArgs, "{task: string, workflow?: string, root?: string}")
+async def run_workflow(ls: AgenticLanguageServer, args: RunArgs) -> dict[str, Any]:
+    """Start a run and return its id at once; its progress and result arrive as events."""
+    root = ls.workspaces.choose(args.root)
+    return {"runId": await _start(ls, root, args.workflow or args.task, args)}
+
+
+async def _start(
+    ls: AgenticLanguageServer,
+    root: Root,
+    title: str,
+    args: RunArgs | None = None,
+    refine: RefineArgs | None = None,
+) -> str:
+    run: dict[str, str] = {}
+
+    def cancel() -> None:
+        if "id" in run:
+            root.engine.workflows.cancel(run["id"])
+
+    token = ls.reporter.begin(f"agentic: {title[:60]}", cancel)
+
+    def on_event(event: RunEvent) -> None:
+        ls.reporter.threadsafe(ls.run_event, root, token, event)
+
+    try:
+        if refine is not None:
+            run_id = await root.engine.workflows.refine(
+                refine.changeset_id, refine.feedback, on_event=on_event
+            )
+        else:
+            assert args is not None
+            run_id = await root.engine.workflows.start_run(
+                args.task, args.workflow, on_event=on_event
+            )
+    except BaseException:
+        ls.reporter.end(token, "could not start")
+        raise
+    run["id"] = run_id
+    ls.runs[run_id] = root
+    return run_id
+
+
+@command("agentic.cancelRun", RunIdArgs, "{runId: string}")
+async def cancel_run(ls: AgenticLanguageServer, args: RunIdArgs) -> dict[str, Any]:
+    root = ls.run_root(args.run_id)
+    return {"cancelled": bool(root.engine.workflows.cancel(args.run_id))}
+
+
+@command("agentic.refine", RefineArgs, "{changesetId: string, feedback: string}")
+async def refine(ls: AgenticLanguageServer, args: RefineArgs) -> dict[str, Any]:
+    """Turn down a pending changeset with feedback: it is superseded and a new iteration of
+    its run starts (returns the new run id; the result arrives as events)."""
+    root = _changeset_root(ls, args.changeset_id, args.root)
+    changeset = await asyncio.to_thread(root.engine.changes.get, args.changeset_id)
+    run_id = await _start(ls, root, f"refine: {changeset.title}", refine=args)
+    ls.review.schedule_publish(root)
+    return {"runId": run_id}
+
+
+# -- changesets -----------------------------------------------------------------------------------
+
+
+@command("agentic.listChangesets", ListChangesetsArgs, "{status?: string, root?: string}")
+async def list_changesets(ls: AgenticLanguageServer, args: ListChangesetsArgs) -> dict[str, Any]:
+    roots = [ls.workspaces.choose(args.root)] if args.root else ls.workspaces.roots.values()
+    found: list[dict[str, Any]] = []
+    for root in roots:
+        changesets = await asyncio.to_thread(root.engine.changes.list, args.status)
+        found.extend(ls.review.summary(root, cs) for cs in changesets)
+    return {"changesets": found}
+
+
+@command("agentic.showChangeset", ChangesetArgs, "{changesetId: string, path?: string}")
+async def show_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> dict[str, Any]:
+    root = _changeset_root(ls, args.changeset_id, args.root)
+    return await asyncio.to_thread(ls.review.show, root, args.changeset_id, args.path)
+
+
+_DECISION = "{changesetId: string, path?: string | paths?: string[], hunks?: int[] (with one path)}"
+
+
+@command("agentic.acceptChangeset", DecisionArgs, _DECISION)
+async def accept_changeset(ls: AgenticLanguageServer, args: DecisionArgs) -> dict[str, Any]:
+    root = _changeset_root(ls, args.changeset_id, args.root)
+    return await ls.review.accept(root, args.changeset_id, args.selected_paths, args.hunks)
+
+
+@command("agentic.rejectChangeset", DecisionArgs, _DECISION)
+async def reject_changeset(ls: AgenticLanguageServer, args: DecisionArgs) -> dict[str, Any]:
+    root = _changeset_root(ls, args.changeset_id, args.root)
+    return await ls.review.reject(root, args.changeset_id, args.selected_paths, args.hunks)
+
+
+@command("agentic.refreshChangeset", ChangesetArgs, "{changesetId: string}")
+async def refresh_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> dict[str, Any]:
+    root = _changeset_root(ls, args.changeset_id, args.root)
+    return await ls.review.refresh(root, args.changeset_id)
+
+
+@command("agentic.rollback", RollbackArgs, "{changesetId?: string, root?: string}")
+async def rollback(ls: AgenticLanguageServer, args: RollbackArgs) -> dict[str, Any]:
+    if args.changeset_id:
+        root = _changeset_root(ls, args.changeset_id, args.root)
+    else:
+        root = ls.workspaces.choose(args.root)
+    return await ls.review.rollback(root, args.changeset_id)

@@ -1,0 +1,282 @@
+"""Standard LSP features backed by the tree-sitter index.
+
+Symbols come from the in-memory symbol table, which is usable while a cold index is still
+running; a document whose current text the index does not hold yet (typing, or not reached by
+the cold index) is parsed on its own in a worker thread. Definition, references and hover are
+name-based (no type inference): definitions are ranked same file, imported files, rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+
+from agentic_lsp.index.languages import language_for_path, language_for_shebang
+from agentic_lsp.index.models import Symbol
+from agentic_lsp.index.parsing import parse_file
+from agentic_lsp.index.references import Occurrence, identifier_at, references_in_index
+from agentic_lsp.index.symbols import SymbolRef
+from agentic_lsp.lsp import convert
+from agentic_lsp.lsp.rpc import guarded, in_thread
+
+if TYPE_CHECKING:
+    from agentic_lsp.index.indexer import Indexer
+    from agentic_lsp.index.progress import CancelFn
+    from agentic_lsp.lsp.server import AgenticLanguageServer
+    from agentic_lsp.lsp.workspaces import Root
+
+log = logging.getLogger(__name__)
+
+MAX_DEFINITIONS = 50
+MAX_WORKSPACE_SYMBOLS = 100
+SEMANTIC_SYMBOLS = 20
+
+
+def register(server: AgenticLanguageServer) -> None:
+    server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)(did_open)
+    server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)(did_change)
+    server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)(did_save)
+    server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)(did_close)
+    server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(guarded(document_symbol))
+    server.feature(lsp.WORKSPACE_SYMBOL)(guarded(workspace_symbol))
+    server.feature(lsp.TEXT_DOCUMENT_DEFINITION)(guarded(definition))
+    server.feature(lsp.TEXT_DOCUMENT_REFERENCES)(guarded(references))
+    server.feature(lsp.TEXT_DOCUMENT_HOVER)(guarded(hover))
+
+
+# -- document sync --------------------------------------------------------------------------------
+
+
+async def did_open(ls: AgenticLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    doc = params.text_document
+    located = ls.workspaces.locate(doc.uri)
+    if located is None:
+        return
+    root, rel = located
+    on_disk = await asyncio.to_thread(_disk_text, root.path / rel)
+    if on_disk == doc.text and rel in root.engine.indexer.records:
+        ls.workspaces.mark_synced(doc.uri, doc.version)
+    elif on_disk != doc.text:
+        ls.workspaces.buffer_changed(doc.uri)
+    ls.review.schedule_publish(root)
+
+
+async def did_change(ls: AgenticLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.workspaces.buffer_changed(params.text_document.uri)
+    located = ls.workspaces.locate(params.text_document.uri)
+    if located is not None:
+        ls.review.schedule_publish(located[0])
+
+
+async def did_save(ls: AgenticLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    located = ls.workspaces.locate(params.text_document.uri)
+    if located is not None:
+        ls.review.schedule_publish(located[0])
+
+
+async def did_close(ls: AgenticLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    ls.workspaces.buffer_changed(params.text_document.uri, closed=True)
+    located = ls.workspaces.locate(params.text_document.uri)
+    if located is not None:
+        ls.review.schedule_publish(located[0])
+
+
+def _disk_text(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+# -- symbols of one document ------------------------------------------------------------------
+
+
+async def _document(
+    ls: AgenticLanguageServer, uri: str
+) -> tuple[Root, str, str | None, list[Symbol]] | None:
+    """``(root, rel, text, symbols)`` of a document: the index's symbols when it holds the
+    current text, else a fresh parse of the buffer (or file) in a worker thread."""
+    located = ls.workspaces.locate(uri)
+    if located is None:
+        return None
+    root, rel = located
+    doc = ls.workspace.text_documents.get(uri)
+    indexer = root.engine.indexer
+    if doc is not None and ls.workspaces.in_index(uri, doc.version):
+        return root, rel, doc.source, indexer.symbols.symbols_in(rel)
+    if doc is None and rel in indexer.records:
+        return root, rel, None, indexer.symbols.symbols_in(rel)
+    text = doc.source if doc is not None else await asyncio.to_thread(_disk_text, root.path / rel)
+    if text is None:
+        return root, rel, None, []
+    symbols = await asyncio.to_thread(_parse_symbols, rel, text)
+    return root, rel, text, symbols
+
+
+def _parse_symbols(rel: str, text: str) -> list[Symbol]:
+    language = language_for_path(rel) or language_for_shebang(text.split("\n", 1)[0])
+    if language is None:
+        return []
+    return parse_file(rel, language, text).symbols
+
+
+async def document_symbol(
+    ls: AgenticLanguageServer, params: lsp.DocumentSymbolParams
+) -> list[lsp.DocumentSymbol]:
+    found = await _document(ls, params.text_document.uri)
+    if found is None:
+        return []
+    _, _, text, symbols = found
+    return convert.document_symbols(symbols, text)
+
+
+# -- workspace symbols --------------------------------------------------------------------------
+
+
+async def workspace_symbol(
+    ls: AgenticLanguageServer, params: lsp.WorkspaceSymbolParams
+) -> list[lsp.SymbolInformation]:
+    """Fuzzy name matches across every folder, then semantic matches the names missed (only
+    once the embedding model is loaded, so this never waits for it)."""
+    query = params.query.strip()
+    results: list[lsp.SymbolInformation] = []
+    seen: set[tuple[str, int]] = set()
+    for root in list(ls.workspaces.roots.values()):
+        table = root.engine.indexer.symbols
+        scored = await asyncio.to_thread(table.fuzzy, query, MAX_WORKSPACE_SYMBOLS) if query else []
+        for _, ref in scored:
+            seen.add((str(root.path / ref.path), ref.symbol.start_line))
+            results.append(_symbol_information(root, ref.path, ref.symbol))
+    for root in list(ls.workspaces.roots.values()):
+        if len(query) < 3 or not root.engine.indexer.embedder_ready():
+            continue
+        response = await root.engine.search(query, SEMANTIC_SYMBOLS)
+        for hit in response.results:
+            key = (str(root.path / hit.path), hit.start_line)
+            if hit.kind == "file" or key in seen or not hit.symbol:
+                continue
+            seen.add(key)
+            location = lsp.Location(
+                convert.path_uri(root.path / hit.path),
+                convert.lines_range(hit.start_line, hit.start_line),
+            )
+            name = hit.symbol.rsplit(".", 1)[-1]
+            container = hit.symbol.rpartition(".")[0] or None
+            kind = convert.symbol_kind(hit.kind)
+            results.append(lsp.SymbolInformation(location, name, kind, container_name=container))
+    return results[: MAX_WORKSPACE_SYMBOLS + SEMANTIC_SYMBOLS]
+
+
+def _symbol_information(root: Root, path: str, symbol: Symbol) -> lsp.SymbolInformation:
+    location = lsp.Location(
+        convert.path_uri(root.path / path), convert.symbol_selection(symbol, None)
+    )
+    return lsp.SymbolInformation(
+        location=location,
+        name=symbol.name,
+        kind=convert.symbol_kind(symbol.kind),
+        container_name=symbol.parent,
+    )
+
+
+# -- definition, hover, references -------------------------------------------------------------
+
+
+async def _word(
+    ls: AgenticLanguageServer, uri: str, position: lsp.Position
+) -> tuple[Root, str, str, lsp.Range, list[Symbol], str | None] | None:
+    """The identifier under the cursor: ``(root, rel, name, range, document symbols, text)``."""
+    found = await _document(ls, uri)
+    if found is None:
+        return None
+    root, rel, text, symbols = found
+    if text is None:
+        text = await asyncio.to_thread(_disk_text, root.path / rel)
+    line_text = convert.line_at(text, position.line)
+    if text is None or line_text is None:
+        return None
+    col = convert.utf16_to_char(line_text, position.character)
+    word = identifier_at(text, position.line + 1, col)
+    if word is None:
+        return None
+    name, start, end = word
+    return root, rel, name, convert.span(position.line + 1, start, end, line_text), symbols, text
+
+
+def _definitions(root: Root, rel: str, name: str, local: list[Symbol]) -> list[SymbolRef]:
+    """Ranked definitions; this document's own symbols come from its current text."""
+    ranked = root.engine.indexer.symbols.definitions(name, from_path=rel)
+    own = [SymbolRef(rel, s) for s in local if s.name == name]
+    return (own + [ref for ref in ranked if ref.path != rel])[:MAX_DEFINITIONS]
+
+
+async def definition(ls: AgenticLanguageServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
+    word = await _word(ls, params.text_document.uri, params.position)
+    if word is None:
+        return []
+    root, rel, name, _, local, text = word
+    refs = _definitions(root, rel, name, local)
+    texts = await asyncio.to_thread(_texts_for, ls, root, {r.path for r in refs if r.path != rel})
+    texts[rel] = text
+    return [
+        lsp.Location(
+            convert.path_uri(root.path / ref.path),
+            convert.symbol_selection(ref.symbol, texts.get(ref.path)),
+        )
+        for ref in refs
+    ]
+
+
+def _texts_for(ls: AgenticLanguageServer, root: Root, paths: set[str]) -> dict[str, str | None]:
+    """Texts of a few files (open buffers first) to place UTF-16 columns exactly."""
+    buffers = ls.workspaces.buffers(root)
+    return {p: buffers.get(p) or _disk_text(root.path / p) for p in paths}
+
+
+async def hover(ls: AgenticLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    word = await _word(ls, params.text_document.uri, params.position)
+    if word is None:
+        return None
+    root, rel, name, rng, local, _ = word
+    refs = _definitions(root, rel, name, local)
+    if not refs:
+        return None
+    ref = refs[0]
+    record = root.engine.indexer.records.get(ref.path)
+    language = record.language if record else language_for_path(ref.path)
+    value = convert.hover_markdown(ref.symbol, ref.path, language)
+    if len(refs) > 1:
+        value += f"\n\n*{len(refs) - 1} more definition(s) named `{name}`*"
+    return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, value), rng)
+
+
+async def references(ls: AgenticLanguageServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
+    """Word-boundary occurrences in indexed files and open buffers; cancellable."""
+    word = await _word(ls, params.text_document.uri, params.position)
+    if word is None:
+        return []
+    root, rel, name, _, local, _ = word
+    indexer = root.engine.indexer
+    found = await in_thread(_find, indexer, name, rel, ls.workspaces.buffers(root))
+    include = params.context.include_declaration if params.context else True
+    own = {(s.name_line, s.name_col) for s in local if s.name == name}
+    locations = []
+    for occ in found:
+        is_decl = occ.is_definition or (occ.path == rel and (occ.line, occ.col) in own)
+        if is_decl and not include:
+            continue
+        uri = convert.path_uri(root.path / occ.path)
+        locations.append(
+            lsp.Location(uri, convert.span(occ.line, occ.col, occ.end_col, occ.preview))
+        )
+    return locations
+
+
+def _find(
+    indexer: Indexer, name: str, rel: str, buffers: dict[str, str], cancel: CancelFn
+) -> list[Occurrence]:
+    return references_in_index(indexer, name, rel, cancel=cancel, buffers=buffers).occurrences

@@ -1,0 +1,188 @@
+"""JSON-RPC robustness: bad input gets an error answer, never a crash or a silent hang.
+
+* A request whose params do not match the method's schema is answered with InvalidParams
+  naming the offending field (pygls alone would drop it and leave the client waiting).
+* A request that is not JSON-RPC 2.0 (wrong or missing ``jsonrpc``, not an object) is answered
+  with InvalidRequest when it carries a usable id, otherwise logged and dropped.
+* ``workspace/executeCommand`` runs the command as a task of the request itself, so
+  ``$/cancelRequest`` reaches it (pygls' generator-based dispatch would answer "cancelled"
+  while the command kept running).
+* Engine errors (:class:`~agentic_lsp.errors.AgenticError`) become RequestFailed errors with the
+  hint in ``data``; work in threads is told to stop when its request is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+from lsprotocol import types as lsp
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcMethodNotFound,
+)
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+from agentic_lsp.errors import AgenticError, StaleChangeset
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Model = TypeVar("Model", bound=BaseModel)
+
+REQUEST_FAILED = -32803
+INVALID_REQUEST = -32600
+
+
+@attrs.define
+class UnreadableRequest:
+    """A request pygls could not structure: answered with an error instead of dropped."""
+
+    id: int | str
+    method: str
+    code: int
+    message: str
+    jsonrpc: str = "2.0"
+
+
+class AgenticProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if not (_answerable(data) and isinstance(data.get("method"), str)):
+                raise
+            method = data["method"]
+            if method not in self.fm.features and method not in self.fm.builtin_features:
+                error = JsonRpcMethodNotFound.of(method)
+                return UnreadableRequest(data["id"], method, error.code, error.message)
+            detail = _describe_structure_error(exc.__cause__) or exc.message
+            message = f"invalid params for {method}: {detail}"
+            return UnreadableRequest(data["id"], method, JsonRpcInvalidParams.CODE, message)
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, UnreadableRequest):
+            log.warning("rejected %s request %r: %s", message.method, message.id, message.message)
+            self._send_response(message.id, error=lsp.ResponseError(message.code, message.message))
+            return
+        version = getattr(message, "jsonrpc", None)
+        if version != self.VERSION:
+            log.warning("dropping a message that is not JSON-RPC 2.0: %.200r", message)
+            fields = message if isinstance(message, dict) else {
+                "id": getattr(message, "id", None), "method": getattr(message, "method", None)
+            }  # fmt: skip
+            if _answerable(fields) and fields.get("method"):
+                error = lsp.ResponseError(INVALID_REQUEST, 'expected "jsonrpc": "2.0"')
+                self._send_response(fields["id"], error=error)
+            return
+        super().handle_message(message)
+
+    @lsp_method(lsp.WORKSPACE_EXECUTE_COMMAND)
+    async def lsp_workspace__execute_command(  # type: ignore[override]
+        self, params: lsp.ExecuteCommandParams
+    ) -> Any:
+        handler = self.fm.commands.get(params.command)
+        if handler is None:
+            known = ", ".join(sorted(self.fm.commands))
+            raise JsonRpcInvalidParams(f"unknown command {params.command!r}; commands: {known}")
+        arguments = params.arguments if params.arguments is not None else []
+        if not isinstance(arguments, list | tuple):
+            raise JsonRpcInvalidParams(f"{params.command}: arguments must be an array")
+        return await handler(*arguments)
+
+
+def _answerable(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("id"), int | str)
+        and not isinstance(data.get("id"), bool)
+    )
+
+
+def _describe_structure_error(cause: BaseException | None) -> str:
+    if cause is None:
+        return ""
+    if isinstance(cause, cattrs.ClassValidationError | cattrs.IterableValidationError):
+        try:
+            return "; ".join(cattrs.transform_error(cause, path="params")[:5])
+        except Exception:  # the description is best-effort, the error answer is not
+            return str(cause)
+    return str(cause)
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+
+def request_failed(exc: AgenticError) -> JsonRpcException:
+    """An engine error as a JSON-RPC error: the message, and the hint (and kind) in ``data``."""
+    data: dict[str, Any] = {"kind": type(exc).__name__, "hint": exc.hint}
+    if isinstance(exc, StaleChangeset):
+        data["kind"] = "stale"
+    return JsonRpcException(message=str(exc), code=REQUEST_FAILED, data=data)
+
+
+def invalid_params(message: str) -> JsonRpcInvalidParams:
+    return JsonRpcInvalidParams(message)
+
+
+Handler = Callable[..., Awaitable[T]]
+
+
+def guarded(handler: Handler[T]) -> Handler[T]:
+    """Answer engine errors as RequestFailed and unexpected ones as InternalError (logged)."""
+
+    @functools.wraps(handler)
+    async def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return await handler(*args, **kwargs)
+        except (JsonRpcException, asyncio.CancelledError):
+            raise
+        except AgenticError as exc:
+            raise request_failed(exc) from exc
+        except Exception as exc:
+            log.exception("%s failed", handler.__name__)
+            raise JsonRpcInternalError(f"{handler.__name__} failed: {exc}") from exc
+
+    return wrapper
+
+
+async def in_thread(fn: Callable[..., T], *args: Any) -> T:
+    """Run ``fn(*args, cancel)`` in a worker thread; ``cancel()`` turns true once the request
+    awaiting it is cancelled, so long loops can stop early."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(fn, *args, stop.is_set)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+
+
+# -- command arguments ----------------------------------------------------------------------------
+
+
+def parse_args(command: str, model: type[Model], args: tuple[Any, ...], shape: str) -> Model:
+    """The single object argument of ``command`` validated by ``model``; InvalidParams saying
+    what is expected otherwise."""
+    if len(args) > 1 or (args and not isinstance(args[0], dict)):
+        raise invalid_params(f"{command} expects one object argument: {shape}")
+    try:
+        return model.model_validate(args[0] if args else {})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'argument'}: {err['msg']}"
+            for err in exc.errors()[:5]
+        )
+        raise invalid_params(f"{command}: {problems}; expected {shape}") from None
+
+
+def method_not_found(method: str) -> JsonRpcMethodNotFound:
+    return JsonRpcMethodNotFound.of(method)

@@ -1,0 +1,274 @@
+"""The LSP server: wiring and lifecycle (pygls 2, stdio or TCP).
+
+* ``initialize``: one engine per workspace folder (settings = files < env <
+  ``initializationOptions``), stores opened before answering so every request after it works;
+  ``initialized`` starts the background index, the file watchers and the progress reports.
+* ``shutdown`` closes the engines (indexing cancelled, store closed); ``exit`` ends the process
+  (status 0 after a shutdown, 1 without). End of input counts as exit.
+* Unknown requests answer MethodNotFound, malformed ones InvalidParams/InvalidRequest
+  (see :mod:`agentic_lsp.lsp.rpc`); one failing handler only fails its own request.
+* Server errors outside requests are logged to stderr (never stdout), not shown as pop-ups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInternalError
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.lsp.server import LanguageServer
+
+from agentic_lsp import __version__
+from agentic_lsp.errors import AgenticError, WorkspaceError
+from agentic_lsp.index.progress import IndexSummary
+from agentic_lsp.lsp import code_actions, commands, features
+from agentic_lsp.lsp.convert import uri_path
+from agentic_lsp.lsp.progress import ProgressReporter
+from agentic_lsp.lsp.review import Review
+from agentic_lsp.lsp.rpc import AgenticProtocol, invalid_params, request_failed
+from agentic_lsp.lsp.workspaces import Root, Workspaces
+from agentic_lsp.mcp.editor import bind_review, set_editor_review
+from agentic_lsp.workflows.events import RunEvent
+
+log = logging.getLogger(__name__)
+
+CLOSE_WAIT_S = 2.0
+
+
+class AgenticLanguageServer(LanguageServer):
+    def __init__(self, default_root: Path | None = None) -> None:
+        super().__init__(
+            "agentic-lsp",
+            __version__,
+            protocol_cls=AgenticProtocol,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+        )
+        self.default_root = default_root
+        self.workspaces = Workspaces(self)
+        self.reporter = ProgressReporter(self)
+        self.review = Review(self)
+        self.runs: dict[str, Root] = {}
+        self.init_options: dict[str, Any] = {}
+        self.shutdown_requested = False
+        self._index_tasks: dict[Path, asyncio.Task[IndexSummary | None]] = {}
+        self.closing = False
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        level = logging.DEBUG if source is FeatureRequestError else logging.WARNING
+        log.log(level, "%s: %s", getattr(source, "__name__", source), error)
+
+    # -- roots --------------------------------------------------------------------------------
+
+    async def open_root(self, folder: Path) -> Root:
+        root = self.workspaces.add(folder, self.init_options)
+        await asyncio.to_thread(root.engine.open)
+        return root
+
+    async def start_root(self, root: Root) -> None:
+        await root.engine.start(index=False)
+        set_editor_review(root.engine, bind_review(self.review, root))
+        self.reporter.watch_index(root)
+        root.engine.changes.listeners.append(
+            lambda kind, cs: self.reporter.threadsafe(self._changeset_changed, root, kind, cs)
+        )
+        self.review.watch(root)
+        self.start_indexing(root)
+        await self.review.publish(root)
+
+    def _changeset_changed(self, root: Root, kind: str, changeset: Any) -> None:
+        self.reporter.event(f"changeset_{kind}", {"changesetId": changeset.id,
+                            "status": changeset.status}, root=str(root.path))  # fmt: skip
+        self.review.schedule_publish(root)
+
+    def start_indexing(self, root: Root) -> asyncio.Task[IndexSummary | None]:
+        """The running index sync of ``root``, or a new one (one at a time per folder)."""
+        task = self._index_tasks.get(root.path)
+        if task is None or task.done():
+            task = asyncio.ensure_future(self._index(root))
+            self._index_tasks[root.path] = task
+        return task
+
+    async def _index(self, root: Root) -> IndexSummary | None:
+        try:
+            return await root.engine.reindex()
+        except Exception as exc:
+            log.exception("indexing %s failed", root.path)
+            self.reporter.index_failed(root, f"indexing failed: {exc}")
+            return None
+
+    def run_root(self, run_id: str) -> Root:
+        root = self.runs.get(run_id)
+        if root is None:
+            raise AgenticError(f"no run {run_id!r} in this session", "start one with runWorkflow")
+        return root
+
+    def run_event(self, root: Root, token: str, event: RunEvent) -> None:
+        self.reporter.run_event(root, token, event)
+        if event.kind in {"changeset_ready", "run_finished"}:
+            self.review.schedule_publish(root)
+
+    async def close_root(self, root: Root) -> None:
+        """Stop serving one folder: its indexing, watchers and engine (store closed)."""
+        set_editor_review(root.engine, None)
+        root.engine.cancel_indexing()
+        task = self._index_tasks.pop(root.path, None)
+        if task is not None and not task.done():
+            # indexing stops at its next batch; a model still loading is not waited for
+            await asyncio.wait([task], timeout=CLOSE_WAIT_S)
+        await self.review.forget(root)
+        try:
+            await root.engine.close()
+        except Exception:
+            log.exception("closing the engine of %s failed", root.path)
+
+    async def close(self) -> None:
+        if self.closing:
+            return
+        self.closing = True
+        roots = list(self.workspaces.roots.values())
+        await asyncio.gather(*(self.close_root(root) for root in roots))
+        await self.workspaces.close()
+
+    # -- transports -------------------------------------------------------------------------
+
+    def run_stdio(self) -> int:
+        """Serve on stdin/stdout until exit or end of input; returns the exit status."""
+        stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+        sys.stdout = sys.stderr  # a stray print() must never corrupt the protocol stream
+        reader = StdinAsyncReader(stdin, self._reader())
+        self.protocol.set_writer(StdoutWriter(stdout))
+        return self._run(lambda stop: run_async(stop, reader, self.protocol, log,
+                                                self.report_server_error))  # fmt: skip
+
+    def run_tcp(self, host: str, port: int) -> int:
+        """Serve one client on ``host:port`` (for debugging); returns the exit status."""
+
+        async def serve(stop: threading.Event) -> None:
+            done = asyncio.Event()
+
+            async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+                self.protocol.set_writer(writer)
+                try:
+                    await run_async(stop, reader, self.protocol, log, self.report_server_error)
+                finally:
+                    done.set()
+
+            server = await asyncio.start_server(connection, host, port)
+            address = server.sockets[0].getsockname()
+            log.info("agentic-lsp listening on %s:%s", address[0], address[1])
+            print(f"agentic-lsp listening on {address[0]}:{address[1]}", flush=True)
+            async with server:
+                await done.wait()
+
+        return self._run(serve)
+
+    def _reader(self) -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="lsp-stdin")
+
+    def _run(self, body: Any) -> int:
+        stop = threading.Event()
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+
+        async def main() -> None:
+            try:
+                await body(stop)
+            finally:
+                await self.close()
+
+        status = 1
+        try:
+            loop.run_until_complete(main())
+            status = 0 if self.shutdown_requested else 1
+        except SystemExit as exc:
+            status = exc.code if isinstance(exc.code, int) else 1
+        except KeyboardInterrupt:
+            status = 130
+        finally:
+            stop.set()
+        return status
+
+
+def _folders(params: lsp.InitializeParams, default: Path | None) -> list[Path]:
+    found = [uri_path(f.uri) for f in params.workspace_folders or []]
+    if not found and params.root_uri:
+        found = [uri_path(params.root_uri)]
+    if not found and params.root_path:
+        found = [Path(params.root_path)]
+    if not found and default is not None:
+        found = [default]
+    folders = [path for path in found if path is not None]
+    if not folders:
+        raise WorkspaceError("no workspace folder given", "open a folder, or pass --workspace")
+    return folders
+
+
+def _expected_errors(record: logging.LogRecord) -> bool:
+    """Keep pygls' tracebacks for real failures, not for errors we answer on purpose."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return not (isinstance(exc, JsonRpcException) and not isinstance(exc, JsonRpcInternalError))
+
+
+def create_server(default_root: Path | None = None) -> AgenticLanguageServer:
+    # pygls logs every message at INFO: far too chatty (and slow) for a server's stderr.
+    pygls_log = logging.getLogger("pygls")
+    pygls_log.setLevel(max(logging.WARNING, logging.getLogger().level))
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
+    server = AgenticLanguageServer(default_root)
+
+    @server.feature(lsp.INITIALIZE)
+    async def initialize(ls: AgenticLanguageServer, params: lsp.InitializeParams) -> None:
+        options = params.initialization_options
+        if options is not None and not isinstance(options, Mapping):
+            raise invalid_params("initializationOptions must be an object of settings")
+        ls.init_options = dict(options or {})
+        window = params.capabilities.window
+        ls.reporter.attach(asyncio.get_running_loop(), bool(window and window.work_done_progress))
+        try:
+            for folder in _folders(params, ls.default_root):
+                await ls.open_root(folder)
+        except AgenticError as exc:
+            raise request_failed(exc) from exc
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(ls: AgenticLanguageServer, params: lsp.InitializedParams) -> None:
+        for root in list(ls.workspaces.roots.values()):
+            await ls.start_root(root)
+
+    @server.feature(lsp.SHUTDOWN)
+    async def shutdown(ls: AgenticLanguageServer, params: None) -> None:
+        ls.shutdown_requested = True
+        await ls.close()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def folders_changed(
+        ls: AgenticLanguageServer, params: lsp.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        for folder in params.event.removed:
+            path = uri_path(folder.uri)
+            root = ls.workspaces.remove(path) if path is not None else None
+            if root is not None:
+                await ls.close_root(root)
+        for folder in params.event.added:
+            path = uri_path(folder.uri)
+            if path is not None and ls.workspaces.find(path) is None:
+                await ls.start_root(await ls.open_root(path))
+
+    @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    async def progress_cancelled(
+        ls: AgenticLanguageServer, params: lsp.WorkDoneProgressCancelParams
+    ) -> None:
+        ls.reporter.cancel(params.token)
+
+    features.register(server)
+    code_actions.register(server)
+    commands.register(server)
+    return server
