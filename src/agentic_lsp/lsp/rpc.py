@@ -80,9 +80,10 @@ class AgenticProtocol(LanguageServerProtocol):
             fields = message if isinstance(message, dict) else {
                 "id": getattr(message, "id", None), "method": getattr(message, "method", None)
             }  # fmt: skip
-            if _answerable(fields) and fields.get("method"):
+            request_id = fields.get("id")
+            if _answerable(fields) and fields.get("method") and request_id is not None:
                 error = lsp.ResponseError(INVALID_REQUEST, 'expected "jsonrpc": "2.0"')
-                self._send_response(fields["id"], error=error)
+                self._send_response(request_id, error=error)
             return
         super().handle_message(message)
 
