@@ -1,0 +1,148 @@
+/** Activation: the client, the views, the status bar and the commands, wired together. */
+
+import * as vscode from 'vscode';
+import type { Middleware } from 'vscode-languageclient/node';
+import { ChangesetStore, ChangesetTree, ReviewDocuments } from './changesetViews';
+import { AgenticClient, type ServerState } from './client';
+import { Commands } from './commands';
+import { GraphPanel } from './graphPanel';
+import { REVIEW_SCHEME } from './logic/changesetModel';
+import { IndexStates } from './logic/indexState';
+import { ServerCommand, type AgenticEvent, type IndexStatus } from './logic/protocol';
+import { RunTracker } from './logic/runTracker';
+import { SECTION } from './settings';
+
+const CHANGESET_EVENTS = new Set([
+  'changeset_proposed',
+  'changeset_updated',
+  'changesets_changed',
+  'changeset_ready',
+  'run_finished',
+]);
+
+export interface AgenticApi {
+  client: AgenticClient;
+  tracker: RunTracker;
+  store: ChangesetStore;
+  commands: Commands;
+  indexStates: IndexStates;
+}
+
+let active: AgenticClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<AgenticApi> {
+  const output = vscode.window.createOutputChannel('Agentic LSP');
+  const runLog = vscode.window.createOutputChannel('Agentic Runs');
+  const tracker = new RunTracker();
+  const indexStates = new IndexStates();
+  let commands: Commands | undefined;
+  const middleware: Middleware = {
+    executeCommand: (command, args, next) =>
+      commands ? commands.serverCommand(command, args, async (c, a) => next(c, a)) : next(command, args),
+  };
+  const client = new AgenticClient(output, middleware);
+  active = client;
+  const store = new ChangesetStore(client);
+  const reviewDocs = new ReviewDocuments(store);
+  const graph = new GraphPanel(tracker);
+  commands = new Commands(client, store, reviewDocs, tracker, graph, runLog);
+  commands.register(context);
+
+  const tree = vscode.window.createTreeView('agenticPendingChanges', {
+    treeDataProvider: new ChangesetTree(store),
+    showCollapseAll: true,
+  });
+  const status = vscode.window.createStatusBarItem('agentic.index', vscode.StatusBarAlignment.Left, 10);
+  status.name = 'Agentic index';
+  status.command = 'agenticLsp.showIndexStatus';
+  const showStatus = () => {
+    const view = indexStates.view();
+    status.text = view.text;
+    status.tooltip = view.tooltip;
+    status.backgroundColor =
+      view.severity === 'error'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : view.severity === 'warning'
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
+    status.show();
+  };
+  showStatus();
+
+  let refreshTimer: NodeJS.Timeout | undefined;
+  const refreshSoon = () => {
+    if (refreshTimer) {
+      clearTimeout(refreshTimer);
+    }
+    refreshTimer = setTimeout(() => {
+      void store.refresh().then(() => reviewDocs.refreshOpen());
+    }, 200);
+  };
+  store.onDidChange(() => {
+    tree.badge = store.pending.length
+      ? { value: store.pending.length, tooltip: `${store.pending.length} pending changeset(s)` }
+      : undefined;
+    void vscode.commands.executeCommand('setContext', 'agentic.hasPendingChanges', store.pending.length > 0);
+  });
+
+  context.subscriptions.push(
+    output,
+    runLog,
+    client,
+    store,
+    graph,
+    tree,
+    status,
+    vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, reviewDocs),
+    client.onEvent((event: AgenticEvent) => {
+      tracker.handle(event);
+      if (indexStates.fromEvent(event)) {
+        showStatus();
+      }
+      if (CHANGESET_EVENTS.has(event.kind)) {
+        refreshSoon();
+      }
+    }),
+    client.onState(async (state: ServerState) => {
+      indexStates.serverState = state;
+      if (state !== 'running') {
+        indexStates.clear();
+      }
+      showStatus();
+      if (state === 'running') {
+        try {
+          const result = await client.command<{ roots: IndexStatus[] }>(ServerCommand.indexStatus, {});
+          result.roots.forEach((root) => indexStates.fromStatus(root));
+          showStatus();
+        } catch (error) {
+          output.appendLine(`index status: ${String(error)}`);
+        }
+      }
+      void store.refresh();
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (change) => {
+      if (change.affectsConfiguration(SECTION)) {
+        const choice = await vscode.window.showInformationMessage(
+          'Agentic settings changed; restart the server to apply them?',
+          'Restart',
+        );
+        if (choice === 'Restart') {
+          await client.restart();
+        }
+      }
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(async () => {
+      if (!client.running && client.state !== 'starting') {
+        await client.start();
+      }
+    }),
+  );
+
+  void client.start();
+  return { client, tracker, store, commands, indexStates };
+}
+
+export async function deactivate(): Promise<void> {
+  await active?.stop();
+  active = undefined;
+}

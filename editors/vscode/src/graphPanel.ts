@@ -1,0 +1,83 @@
+/** The workflow graph webview: a run's plan with its current stage highlighted, live. */
+
+import * as vscode from 'vscode';
+import type { RunState, RunTracker } from './logic/runTracker';
+import { graphHtml, marksFromStages } from './logic/workflowGraph';
+
+type Shown = { kind: 'run'; runId: string } | { kind: 'workflow'; name: string };
+
+export class GraphPanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private shown: Shown | undefined;
+  private mermaid = '';
+  private readonly stopWatching: () => void;
+
+  constructor(private readonly tracker: RunTracker) {
+    this.stopWatching = tracker.onAny((state) => {
+      if (this.shown?.kind === 'run' && this.shown.runId === state.runId) {
+        this.renderRun(state);
+      }
+    });
+  }
+
+  private ensurePanel(): vscode.WebviewPanel {
+    if (!this.panel) {
+      this.panel = vscode.window.createWebviewPanel(
+        'agenticWorkflowGraph',
+        'Workflow Graph',
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+        { enableScripts: false, retainContextWhenHidden: false },
+      );
+      this.panel.onDidDispose(() => {
+        this.panel = undefined;
+        this.shown = undefined;
+      });
+    }
+    return this.panel;
+  }
+
+  showRun(runId: string, mermaid: string): void {
+    this.shown = { kind: 'run', runId };
+    this.mermaid = mermaid;
+    const state = this.tracker.get(runId);
+    if (state) {
+      this.renderRun(state);
+    }
+    this.panel?.reveal(undefined, true);
+  }
+
+  showWorkflow(name: string, mermaid: string): void {
+    this.shown = { kind: 'workflow', name };
+    this.mermaid = mermaid;
+    const panel = this.ensurePanel();
+    panel.title = `Workflow: ${name}`;
+    panel.webview.html = graphHtml({
+      title: `Workflow ${name}`,
+      subtitle: 'Every optional stage shown; a run plans the stages its task needs.',
+      mermaid,
+      marks: {},
+      cspSource: panel.webview.cspSource,
+    });
+    panel.reveal(undefined, true);
+  }
+
+  private renderRun(state: RunState): void {
+    const mermaid = state.mermaid ?? this.mermaid;
+    const panel = this.ensurePanel();
+    const what = state.workflow ? `${state.workflow}` : 'workflow';
+    panel.title = `Run: ${what}`;
+    const now = state.currentStage ? `running ${state.currentStage}` : state.status;
+    panel.webview.html = graphHtml({
+      title: `${what} — ${state.task || state.runId}`,
+      subtitle: `run ${state.runId}: ${now}${state.changesetId ? `, changeset ${state.changesetId}` : ''}`,
+      mermaid,
+      marks: marksFromStages(state.currentStage, state.finished),
+      cspSource: panel.webview.cspSource,
+    });
+  }
+
+  dispose(): void {
+    this.stopWatching();
+    this.panel?.dispose();
+  }
+}

@@ -1,0 +1,368 @@
+/**
+ * The workflow graph the server returns as mermaid text (`agentic.workflowGraph`), drawn as SVG
+ * by the extension itself: no mermaid bundle, no network, no script in the webview.
+ *
+ * Only the flowchart subset LangGraph writes is read: `id(label)` / `id([label]):::class` nodes
+ * and `a --> b`, `a -.-> b`, `a -. label .-> b`, `a -- label --> b` edges. Layout is layered
+ * top-down: a node's layer is its longest path from the start over forward edges; edges that
+ * close a cycle (retries, routes back) are drawn as curves on the right.
+ */
+
+export interface GraphNode {
+  id: string;
+  label: string;
+  cls: string | null;
+}
+
+export interface GraphEdge {
+  from: string;
+  to: string;
+  label: string;
+  dotted: boolean;
+}
+
+export interface Graph {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+export type NodeMark = 'current' | 'ok' | 'failed';
+
+export interface GraphMarks {
+  current?: string | null;
+  ok?: Iterable<string>;
+  failed?: Iterable<string>;
+}
+
+const NODE_RE = /^([A-Za-z_][\w-]*)(\(\[|\[\[|\(\(|\(|\[|\{)(.*?)(\]\)|\]\]|\)\)|\)|\]|\})(?::::([\w-]+))?;?$/;
+const EDGE_RE = /^([A-Za-z_][\w-]*)\s*(-->|-\.->|==>|-\.(.*?)\.->|--(.*?)-->)\s*([A-Za-z_][\w-]*);?$/;
+
+export function cleanLabel(raw: string): string {
+  return raw
+    .replace(/<[^>]*>/g, '')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/^["']|["']$/g, '')
+    .trim();
+}
+
+export function parseMermaid(text: string): Graph {
+  const nodes = new Map<string, GraphNode>();
+  const edges: GraphEdge[] = [];
+  let inFrontMatter = false;
+  const ensure = (id: string) => {
+    if (!nodes.has(id)) {
+      nodes.set(id, { id, label: id, cls: null });
+    }
+  };
+  for (const rawLine of text.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (line === '---') {
+      inFrontMatter = !inFrontMatter;
+      continue;
+    }
+    if (inFrontMatter || !line || line.startsWith('%%') || /^(graph|flowchart)\b/.test(line)) {
+      continue;
+    }
+    if (/^(classDef|class|style|linkStyle|subgraph|end)\b/.test(line)) {
+      continue;
+    }
+    const edge = EDGE_RE.exec(line);
+    if (edge) {
+      const [, from, arrow, dottedLabel, solidLabel, to] = edge;
+      ensure(from);
+      ensure(to);
+      edges.push({
+        from,
+        to,
+        label: cleanLabel(dottedLabel ?? solidLabel ?? ''),
+        dotted: arrow.startsWith('-.'),
+      });
+      continue;
+    }
+    const node = NODE_RE.exec(line);
+    if (node) {
+      const [, id, , label, , cls] = node;
+      nodes.set(id, { id, label: cleanLabel(label) || id, cls: cls ?? null });
+    }
+  }
+  return { nodes: [...nodes.values()], edges };
+}
+
+export interface PlacedNode extends GraphNode {
+  layer: number;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface Layout {
+  nodes: Map<string, PlacedNode>;
+  edges: (GraphEdge & { back: boolean })[];
+  width: number;
+  height: number;
+}
+
+const NODE_H = 34;
+const LAYER_GAP = 70;
+const NODE_GAP = 36;
+const MARGIN = 30;
+const CHAR_W = 7.5;
+
+function startNode(graph: Graph): string | undefined {
+  const start = graph.nodes.find((n) => n.id === '__start__' || n.cls === 'first');
+  if (start) {
+    return start.id;
+  }
+  const targets = new Set(graph.edges.map((e) => e.to));
+  return graph.nodes.find((n) => !targets.has(n.id))?.id ?? graph.nodes[0]?.id;
+}
+
+/** Edges closing a cycle in a depth-first walk from the start (then from any unvisited node). */
+function backEdges(graph: Graph): Set<GraphEdge> {
+  const out = new Map<string, GraphEdge[]>();
+  for (const edge of graph.edges) {
+    out.set(edge.from, [...(out.get(edge.from) ?? []), edge]);
+  }
+  const state = new Map<string, 'open' | 'done'>();
+  const back = new Set<GraphEdge>();
+  const visit = (id: string) => {
+    state.set(id, 'open');
+    for (const edge of out.get(id) ?? []) {
+      const seen = state.get(edge.to);
+      if (seen === 'open') {
+        back.add(edge);
+      } else if (seen === undefined) {
+        visit(edge.to);
+      }
+    }
+    state.set(id, 'done');
+  };
+  const start = startNode(graph);
+  if (start) {
+    visit(start);
+  }
+  for (const node of graph.nodes) {
+    if (!state.has(node.id)) {
+      visit(node.id);
+    }
+  }
+  return back;
+}
+
+export function layoutGraph(graph: Graph): Layout {
+  const back = backEdges(graph);
+  const forward = graph.edges.filter((e) => !back.has(e));
+  const layer = new Map<string, number>(graph.nodes.map((n) => [n.id, 0]));
+  // longest path over a DAG: relax |V| times (graphs here are a dozen nodes)
+  for (let i = 0; i < graph.nodes.length; i++) {
+    let changed = false;
+    for (const edge of forward) {
+      const next = (layer.get(edge.from) ?? 0) + 1;
+      if (next > (layer.get(edge.to) ?? 0)) {
+        layer.set(edge.to, next);
+        changed = true;
+      }
+    }
+    if (!changed) {
+      break;
+    }
+  }
+  const end = graph.nodes.find((n) => n.id === '__end__' || n.cls === 'last');
+  const deepest = Math.max(0, ...layer.values());
+  if (end) {
+    layer.set(end.id, Math.max(layer.get(end.id) ?? 0, deepest));
+  }
+  const layers: GraphNode[][] = [];
+  for (const node of graph.nodes) {
+    const l = layer.get(node.id) ?? 0;
+    (layers[l] ??= []).push(node);
+  }
+  const widthOf = (n: GraphNode) => Math.max(70, Math.round(n.label.length * CHAR_W + 28));
+  const rowWidths = layers.map((row) => (row ?? []).reduce((s, n) => s + widthOf(n), 0) + NODE_GAP * ((row ?? []).length - 1));
+  const inner = Math.max(0, ...rowWidths);
+  const backRoom = back.size ? 60 + back.size * 14 : 0;
+  const width = inner + 2 * MARGIN + backRoom;
+  const placed = new Map<string, PlacedNode>();
+  layers.forEach((row, l) => {
+    let x = MARGIN + (inner - rowWidths[l]) / 2;
+    for (const node of row ?? []) {
+      const w = widthOf(node);
+      placed.set(node.id, { ...node, layer: l, x, y: MARGIN + l * (NODE_H + LAYER_GAP), width: w, height: NODE_H });
+      x += w + NODE_GAP;
+    }
+  });
+  const height = 2 * MARGIN + layers.length * NODE_H + Math.max(0, layers.length - 1) * LAYER_GAP;
+  return {
+    nodes: placed,
+    edges: graph.edges.map((e) => ({ ...e, back: back.has(e) })),
+    width,
+    height,
+  };
+}
+
+export function escapeXml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+function markOf(id: string, marks: GraphMarks): NodeMark | null {
+  if (marks.current === id) {
+    return 'current';
+  }
+  if (marks.failed && [...marks.failed].includes(id)) {
+    return 'failed';
+  }
+  if (marks.ok && [...marks.ok].includes(id)) {
+    return 'ok';
+  }
+  return null;
+}
+
+/** The graph as a standalone SVG element; `marks` colour the current and finished stages. */
+export function renderSvg(graph: Graph, marks: GraphMarks = {}): string {
+  const layout = layoutGraph(graph);
+  const parts: string[] = [];
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" class="workflow-graph" width="${layout.width}" ` +
+      `height="${layout.height}" viewBox="0 0 ${layout.width} ${layout.height}" role="img" ` +
+      `aria-label="workflow graph">`,
+    '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" ' +
+      'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" ' +
+      'class="arrowhead"/></marker></defs>',
+  );
+  let backIndex = 0;
+  for (const edge of layout.edges) {
+    const a = layout.nodes.get(edge.from);
+    const b = layout.nodes.get(edge.to);
+    if (!a || !b) {
+      continue;
+    }
+    const cls = `edge${edge.dotted ? ' dotted' : ''}${edge.back ? ' back' : ''}`;
+    let d: string;
+    let lx: number;
+    let ly: number;
+    if (edge.back || a.layer === b.layer) {
+      backIndex += 1;
+      const out = layout.width - MARGIN / 2 - backIndex * 12;
+      const y1 = a.y + a.height / 2;
+      const y2 = b.y + b.height / 2;
+      d = `M ${a.x + a.width} ${y1} C ${out} ${y1}, ${out} ${y2}, ${b.x + b.width} ${y2}`;
+      lx = out - 8;
+      ly = (y1 + y2) / 2;
+    } else {
+      const x1 = a.x + a.width / 2;
+      const y1 = a.y + a.height;
+      const x2 = b.x + b.width / 2;
+      const y2 = b.y;
+      const mid = (y1 + y2) / 2;
+      d = `M ${x1} ${y1} C ${x1} ${mid}, ${x2} ${mid}, ${x2} ${y2}`;
+      lx = (x1 + x2) / 2;
+      ly = mid;
+    }
+    parts.push(
+      `<path class="${cls}" d="${d}" marker-end="url(#arrow)" data-from="${escapeXml(edge.from)}" ` +
+        `data-to="${escapeXml(edge.to)}"/>`,
+    );
+    if (edge.label) {
+      parts.push(`<text class="edge-label" x="${lx}" y="${ly}" text-anchor="middle">${escapeXml(edge.label)}</text>`);
+    }
+  }
+  for (const node of layout.nodes.values()) {
+    const mark = markOf(node.id, marks);
+    const terminal = node.id === '__start__' || node.id === '__end__';
+    const cls = ['node', terminal ? 'terminal' : '', mark ?? ''].filter(Boolean).join(' ');
+    const rx = terminal ? node.height / 2 : 6;
+    const label = node.label.replace(/^__(start|end)__$/, '$1');
+    parts.push(
+      `<g class="${cls}" data-node="${escapeXml(node.id)}">` +
+        `<rect x="${node.x}" y="${node.y}" width="${node.width}" height="${node.height}" rx="${rx}"/>` +
+        `<text x="${node.x + node.width / 2}" y="${node.y + node.height / 2 + 4}" text-anchor="middle">` +
+        `${escapeXml(label)}</text></g>`,
+    );
+  }
+  parts.push('</svg>');
+  return parts.join('\n');
+}
+
+export interface GraphPage {
+  title: string;
+  subtitle: string;
+  mermaid: string;
+  marks: GraphMarks;
+  cspSource: string;
+}
+
+/** The whole webview page: the SVG, a legend, and the mermaid source (no script). */
+export function graphHtml(page: GraphPage): string {
+  const graph = parseMermaid(page.mermaid);
+  const svg = graph.nodes.length
+    ? renderSvg(graph, page.marks)
+    : '<p class="empty">The server returned no graph.</p>';
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline' ${page.cspSource}; img-src ${page.cspSource} data:;">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>${escapeXml(page.title)}</title>
+<style>
+  body { font-family: var(--vscode-font-family, sans-serif); color: var(--vscode-foreground, #333); padding: 12px 18px; }
+  h1 { font-size: 1.2em; margin: 0 0 2px 0; }
+  .subtitle { opacity: 0.8; margin-bottom: 12px; }
+  .node rect { fill: var(--vscode-editorWidget-background, #f2f0ff); stroke: var(--vscode-editorWidget-border, #8a80d8); stroke-width: 1.2; }
+  .node text { fill: var(--vscode-editor-foreground, #222); font-size: 13px; font-family: var(--vscode-editor-font-family, monospace); }
+  .node.terminal rect { fill: var(--vscode-badge-background, #bfb6fc); }
+  .node.terminal text { fill: var(--vscode-badge-foreground, #222); }
+  .node.ok rect { fill: var(--vscode-testing-iconPassed, #388a34); fill-opacity: 0.25; stroke: var(--vscode-testing-iconPassed, #388a34); }
+  .node.failed rect { fill: var(--vscode-testing-iconFailed, #c72e0f); fill-opacity: 0.25; stroke: var(--vscode-testing-iconFailed, #c72e0f); }
+  .node.current rect { fill: var(--vscode-focusBorder, #007fd4); fill-opacity: 0.35; stroke: var(--vscode-focusBorder, #007fd4); stroke-width: 3; }
+  .node.current text { font-weight: bold; }
+  .edge { fill: none; stroke: var(--vscode-editorLineNumber-foreground, #888); stroke-width: 1.3; }
+  .edge.dotted { stroke-dasharray: 4 3; }
+  .arrowhead { fill: var(--vscode-editorLineNumber-foreground, #888); }
+  .edge-label { fill: var(--vscode-descriptionForeground, #666); font-size: 11px; }
+  .legend span { display: inline-block; margin-right: 14px; }
+  .legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: middle; border-radius: 3px; }
+  .legend .current { background: var(--vscode-focusBorder, #007fd4); }
+  .legend .ok { background: var(--vscode-testing-iconPassed, #388a34); }
+  .legend .failed { background: var(--vscode-testing-iconFailed, #c72e0f); }
+  details { margin-top: 16px; }
+  pre { background: var(--vscode-textCodeBlock-background, #f4f4f4); padding: 8px; overflow: auto; }
+</style>
+</head>
+<body>
+<h1>${escapeXml(page.title)}</h1>
+<div class="subtitle">${escapeXml(page.subtitle)}</div>
+<div class="legend"><span><i class="current"></i>running now</span><span><i class="ok"></i>finished</span><span><i class="failed"></i>failed</span><span>dotted: conditional route</span></div>
+${svg}
+<details><summary>Mermaid source</summary><pre>${escapeXml(page.mermaid)}</pre></details>
+</body>
+</html>`;
+}
+
+/** Marks from a run's stage history: the running stage, and the last verdict of each other. */
+export function marksFromStages(
+  current: string | null,
+  finished: { stage: string; ok: boolean }[],
+): GraphMarks {
+  const verdict = new Map<string, boolean>();
+  for (const f of finished) {
+    verdict.set(f.stage, f.ok);
+  }
+  const ok: string[] = [];
+  const failed: string[] = [];
+  for (const [stage, good] of verdict) {
+    if (stage !== current) {
+      (good ? ok : failed).push(stage);
+    }
+  }
+  return { current, ok, failed };
+}

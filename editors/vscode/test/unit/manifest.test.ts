@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+
+const ROOT = path.join(__dirname, '../../..');
+const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+const source = (file: string) => fs.readFileSync(path.join(ROOT, 'src', file), 'utf8');
+
+test('every command the code registers is contributed under the Agentic category, and back', () => {
+  const registered = new Set([...source('commands.ts').matchAll(/'(agenticLsp\.\w+)'/g)].map((m) => m[1]));
+  const contributed = new Set<string>(manifest.contributes.commands.map((c: { command: string }) => c.command));
+  for (const id of registered) {
+    assert.ok(contributed.has(id), `${id} is registered but not in package.json`);
+  }
+  for (const id of contributed) {
+    assert.ok(registered.has(id), `${id} is in package.json but never registered`);
+  }
+  for (const command of manifest.contributes.commands) {
+    assert.equal(command.category, 'Agentic', command.command);
+  }
+  const titles = manifest.contributes.commands.map((c: { title: string }) => c.title);
+  for (const wanted of ['Run Workflow…', 'Search Codebase', 'Show Pending Changes', 'Review Changeset', 'Accept', 'Reject',
+    'Refine with Feedback', 'Rollback Last Accept', 'Reindex', 'Show Index Status', 'Show Workflow Graph', 'Restart Server']) {
+    assert.ok(titles.includes(wanted), wanted);
+  }
+});
+
+test('menus only name contributed commands, and the views they use exist', () => {
+  const contributed = new Set<string>(manifest.contributes.commands.map((c: { command: string }) => c.command));
+  for (const [menu, entries] of Object.entries(manifest.contributes.menus) as [string, { command: string }[]][]) {
+    for (const entry of entries) {
+      assert.ok(contributed.has(entry.command), `${menu}: ${entry.command}`);
+    }
+  }
+  assert.ok(source('extension.ts').includes(`'${manifest.contributes.views.agentic[0].id}'`));
+  assert.ok(fs.existsSync(path.join(ROOT, manifest.contributes.viewsContainers.activitybar[0].icon)));
+});
+
+test('every setting the code reads is contributed and documented, and none is unused', () => {
+  const settings = source('settings.ts');
+  const read = new Set([...settings.matchAll(/(?:config\.get|userValue)<.+?>\((?:config, )?'([\w.]+)'/g)].map((m) => `agentic.${m[1]}`));
+  const contributed = manifest.contributes.configuration.properties as Record<string, { markdownDescription?: string }>;
+  for (const key of read) {
+    assert.ok(contributed[key], `${key} is read but not contributed`);
+  }
+  for (const [key, spec] of Object.entries(contributed)) {
+    assert.ok((spec.markdownDescription ?? '').length > 30, `${key} is not documented`);
+    assert.ok(read.has(key) || key === 'agentic.trace.server', `${key} is contributed but never read`);
+  }
+  for (const wanted of ['agentic.server.path', 'agentic.llm.ollamaHost', 'agentic.llm.model', 'agentic.mcp.httpPort', 'agentic.changes.commitOnAccept']) {
+    assert.ok(contributed[wanted], wanted);
+  }
+});
+
+test('the language client id matches the trace setting', () => {
+  assert.match(source('client.ts'), /new LanguageClient\('agentic',/);
+});

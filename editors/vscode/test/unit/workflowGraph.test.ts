@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { cleanLabel, graphHtml, layoutGraph, marksFromStages, parseMermaid, renderSvg } from '../../src/logic/workflowGraph';
+
+const FIXTURES = path.join(__dirname, '../../../test/fixtures');
+const BUG_FIX = fs.readFileSync(path.join(FIXTURES, 'bug_fix.mmd'), 'utf8');
+const FEATURE = fs.readFileSync(path.join(FIXTURES, 'feature_with_iterative_testing.mmd'), 'utf8');
+
+test("the server's mermaid parses into its nodes and labelled edges", () => {
+  const graph = parseMermaid(BUG_FIX);
+  assert.deepEqual(graph.nodes.map((n) => n.id), ['__start__', 'reproduce', 'fix', 'adaptive_retrieval', 'DONE', 'ABORT', '__end__']);
+  assert.equal(graph.nodes[0].label, '__start__');
+  assert.equal(graph.nodes[0].cls, 'first');
+  const edge = (from: string, to: string) => graph.edges.find((e) => e.from === from && e.to === to);
+  assert.deepEqual(edge('fix', 'DONE'), { from: 'fix', to: 'DONE', label: 'success', dotted: true });
+  assert.deepEqual(edge('__start__', 'reproduce'), { from: '__start__', to: 'reproduce', label: '', dotted: false });
+  assert.deepEqual(edge('adaptive_retrieval', 'fix'), { from: 'adaptive_retrieval', to: 'fix', label: '', dotted: true });
+  assert.equal(graph.edges.length, 10);
+  assert.equal(cleanLabel('<p>a&nbsp;&amp;&nbsp;b</p>'), 'a & b');
+});
+
+test('layers run top-down from start to end; routes back are drawn as back edges', () => {
+  for (const text of [BUG_FIX, FEATURE]) {
+    const layout = layoutGraph(parseMermaid(text));
+    const start = layout.nodes.get('__start__')!;
+    const end = layout.nodes.get('__end__')!;
+    const layers = [...layout.nodes.values()].map((n) => n.layer);
+    assert.equal(start.layer, 0);
+    assert.equal(end.layer, Math.max(...layers));
+    for (const edge of layout.edges.filter((e) => !e.back)) {
+      assert.ok(layout.nodes.get(edge.from)!.layer < layout.nodes.get(edge.to)!.layer, `${edge.from} above ${edge.to}`);
+    }
+    for (const a of layout.nodes.values()) {
+      for (const b of layout.nodes.values()) {
+        if (a !== b && a.layer === b.layer) {
+          assert.ok(a.x + a.width <= b.x || b.x + b.width <= a.x, `${a.id} and ${b.id} overlap`);
+        }
+      }
+      assert.ok(a.x >= 0 && a.x + a.width <= layout.width && a.y + a.height <= layout.height);
+    }
+  }
+  const feature = layoutGraph(parseMermaid(FEATURE));
+  const back = feature.edges.filter((e) => e.back).map((e) => `${e.from}->${e.to}`);
+  assert.ok(back.includes('test->implement') || back.includes('implement->test') || back.includes('adaptive_retrieval->implement'), back.join(','));
+  const order = ['implement', 'test', 'security', 'lint'].map((id) => feature.nodes.get(id)!.layer);
+  assert.deepEqual([...order].sort((a, b) => a - b), order, 'the stages appear in pipeline order');
+});
+
+test('the SVG marks the running stage and the finished ones, and escapes labels', () => {
+  const marks = marksFromStages('fix', [
+    { stage: 'reproduce', ok: false },
+    { stage: 'fix', ok: false },
+  ]);
+  assert.deepEqual(marks, { current: 'fix', ok: [], failed: ['reproduce'] });
+  const svg = renderSvg(parseMermaid(BUG_FIX), marks);
+  assert.equal((svg.match(/<g class="node/g) ?? []).length, 7);
+  assert.match(svg, /<g class="node current" data-node="fix">/);
+  assert.match(svg, /<g class="node failed" data-node="reproduce">/);
+  assert.match(svg, /<g class="node" data-node="DONE">/);
+  assert.equal((svg.match(/<path class="edge/g) ?? []).length, 10);
+  assert.match(svg, />success<\/text>/);
+  const hostile = renderSvg(parseMermaid('graph TD;\n  a("<script>x</script>")\n  a --> b;'));
+  assert.doesNotMatch(hostile, /<script>/);
+});
+
+test('the webview page has a strict CSP, no script, and the mermaid source', () => {
+  const html = graphHtml({ title: 'Run <1>', subtitle: 'running fix', mermaid: BUG_FIX, marks: { current: 'fix' }, cspSource: 'vscode-resource:' });
+  assert.match(html, /default-src 'none'/);
+  assert.doesNotMatch(html, /<script/);
+  assert.match(html, /Run &lt;1&gt;/);
+  assert.match(html, /<svg /);
+  assert.match(html, /&lt;p&gt;__start__&lt;\/p&gt;/);
+  assert.match(graphHtml({ title: 't', subtitle: '', mermaid: '', marks: {}, cspSource: '' }), /returned no graph/);
+});

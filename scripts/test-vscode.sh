@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The VS Code extension (editors/vscode): install, compile, unit + integration tests, package.
+# Offline once the npm cache is warm (npm ci --prefer-offline). The integration tests drive the
+# project's Python server (.venv/bin/python -m agentic_lsp serve; override with
+# AGENTIC_TEST_PYTHON) and skip, saying so, when it is not installed.
+# Skips (exit 0, with a message) only when node or npm is missing.
+set -euo pipefail
+cd "$(dirname "$0")/../editors/vscode"
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "test-vscode: SKIPPED: node and npm are not installed, so the VS Code extension was not built or tested"
+  exit 0
+fi
+major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$major" -lt 20 ]; then
+  echo "test-vscode: node $(node --version) is too old; the extension needs node 20 or newer" >&2
+  exit 1
+fi
+
+export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
+start=$(date +%s)
+npm ci --prefer-offline
+npm run compile
+npm test
+rm -f agentic-lsp.vsix
+npm run package
+npx --no-install vsce ls | grep -qx 'out/src/extension.js' || {
+  echo "test-vscode: the packaged extension lacks out/src/extension.js" >&2
+  exit 1
+}
+echo "test-vscode: built, tested and packaged $(pwd)/agentic-lsp.vsix ($(wc -c <agentic-lsp.vsix) bytes) in $(( $(date +%s) - start ))s"
