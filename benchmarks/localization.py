@@ -2,7 +2,8 @@
 
 Usage:
     python benchmarks/localization.py --data benchmarks/data_localization/requests.jsonl \
-        --repo PATH_TO_GIT_REPO [--limit N] [--mode files|two-phase] [--json-out FILE]
+        --repo PATH_TO_GIT_REPO [--limit N] [--mode files|two-phase] [--json-out FILE] \
+        [--code-languages python]
 
 Each instance (see build_localization_set.py) is checked out at its ``base_commit`` into one
 reusable folder (only files whose blob changed are rewritten; files not in the tree are deleted),
@@ -15,7 +16,9 @@ problem statement is the query. Metrics:
   instances that have at least one gold function.
 
 Baselines measured in the same run over the same index: lexical only (BM25 over identifier
-terms) and dense only (file embeddings) for files; BM25 over all functions for functions.
+terms) and dense only (file embeddings) for files; BM25 over all functions for functions. A
+diagnostic row, ``fused-code``, keeps only files of ``--code-languages`` from the fused ranking
+(documentation, changelogs and config files dropped), to show how much they crowd the top k.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from typing import Any
 
 FILE_KS = (1, 3, 5)
 FUNCTION_KS = (5, 10)
-FILE_METHODS = ("fused", "lexical", "dense")
+FILE_METHODS = ("fused", "fused-code", "lexical", "dense")
+BASELINES = ("lexical", "dense")
 FUNCTION_METHODS = ("two-phase", "lexical")
 DEPTH = 10
 
@@ -223,10 +227,15 @@ class TreeCheckout:
 
 
 def open_engine(workdir: Path, cache_dir: Path) -> Any:
+    """One Engine for the run: index data in ``cache_dir``, no watcher, no user config file.
+
+    ``AGENTIC_LSP_*`` variables still apply (e.g. ``AGENTIC_LSP_INDEX__EMBEDDING_MODEL``).
+    """
     from agentic_lsp.config import load_settings
     from agentic_lsp.engine import Engine
 
-    environ = {"AGENTIC_LSP_CACHE_DIR": str(cache_dir), "AGENTIC_LSP_INDEX__WATCH": "false"}
+    environ = {k: v for k, v in os.environ.items() if k.startswith("AGENTIC_LSP_")}
+    environ |= {"AGENTIC_LSP_CACHE_DIR": str(cache_dir), "AGENTIC_LSP_INDEX__WATCH": "false"}
     loaded = load_settings(workdir, environ=environ, user_file=cache_dir / "no-user-config.toml")
     engine = Engine(workdir, loaded)
     engine.open()
@@ -239,8 +248,10 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return value, (time.perf_counter() - start) * 1000
 
 
-def run_queries(engine: Any, instance: Instance, result: InstanceResult, mode: str) -> None:
-    """Fused search and the single-signal baselines, over the same index state."""
+def run_queries(
+    engine: Any, instance: Instance, result: InstanceResult, mode: str, code: frozenset[str]
+) -> None:
+    """Fused search, fused search kept to ``code`` languages, and the single-signal baselines."""
     from agentic_lsp.index import documents, lexical
 
     query = instance.problem_statement
@@ -250,6 +261,8 @@ def run_queries(engine: Any, instance: Instance, result: InstanceResult, mode: s
         lambda: engine.searcher.search_files(query, DEPTH)
     )
     result.files["fused"] = [r.path for r in fused.results]
+    wide = engine.searcher.search_files(query, DEPTH * 3).results
+    result.files["fused-code"] = [r.path for r in wide if r.language in code][:DEPTH]
     lex, result.query_ms["files/lexical"] = _timed(
         lambda: store.search_sparse("files", terms, DEPTH)
     )
@@ -282,14 +295,17 @@ def run(
     mode: str,
     cache_dir: Path,
     workdir: Path,
+    code: frozenset[str] = frozenset({"python"}),
     log: Callable[[str], None] = lambda s: None,
-) -> tuple[list[InstanceResult], dict[str, float]]:
+) -> tuple[list[InstanceResult], dict[str, Any]]:
+    """Results per instance, and facts about the run (model, store, model load time)."""
     import pygit2
 
     checkout = TreeCheckout(pygit2.Repository(str(repo_path)), workdir)
     engine = open_engine(workdir, cache_dir)
     results: list[InstanceResult] = []
-    extra: dict[str, float] = {}
+    index = engine.settings.index
+    facts: dict[str, Any] = {"model": index.embedding_model, "store": index.store}
     try:
         for n, inst in enumerate(instances, 1):
             result = InstanceResult(inst.instance_id, inst.gold_files, inst.gold_functions)
@@ -302,8 +318,8 @@ def run(
             result.sync_s = time.perf_counter() - t0
             result.files_parsed, result.vectors_embedded = summary.parsed, summary.embedded
             if "model_load" in summary.timings:
-                extra["model_load_s"] = summary.timings["model_load"]
-            run_queries(engine, inst, result, mode)
+                facts["model_load_s"] = summary.timings["model_load"]
+            run_queries(engine, inst, result, mode, code)
             results.append(result)
             rank = first_rank(result.files["fused"], inst.gold_files)
             log(
@@ -313,7 +329,7 @@ def run(
             )
     finally:
         engine.indexer.store.close()
-    return results, extra
+    return results, facts
 
 
 # -- report ---------------------------------------------------------------------------------------
@@ -344,28 +360,26 @@ def machine_info() -> dict[str, Any]:
 
 
 def timing_summary(results: Sequence[InstanceResult], wall_s: float) -> dict[str, Any]:
+    """Wall time, the cold first sync, incremental syncs after it, and median query latency."""
+
     def med(values: Sequence[float]) -> float | None:
         return statistics.median(values) if values else None
 
     later = results[1:]
     timing: dict[str, Any] = {
         "wall_s": wall_s,
-        "first_sync_s": results[0].sync_s if results else None,
+        "first_sync_s (cold, model load included)": results[0].sync_s if results else None,
         "incremental_sync_median_s": med([r.sync_s for r in later]),
         "incremental_sync_max_s": max((r.sync_s for r in later), default=None),
-        "incremental_files_parsed_mean": statistics.fmean([r.files_parsed for r in later])
-        if later
-        else None,
+        "incremental_files_parsed_median": med([r.files_parsed for r in later]),
         "checkout_median_s": med([r.checkout_s for r in results]),
-        "functions_embedded_mean": statistics.fmean([r.functions_embedded for r in results])
-        if results
-        else None,
     }
-    methods = sorted({m for r in results for m in r.query_ms})
-    for method in methods:
-        timing[f"query_median_ms/{method}"] = med(
-            [r.query_ms[method] for r in results if method in r.query_ms]
-        )
+    if any(r.functions for r in results):
+        embedded = [r.functions_embedded for r in results]
+        timing["functions_embedded_on_demand_median"] = med(embedded)
+    for method in sorted({m for r in results for m in r.query_ms}):
+        values = [r.query_ms[method] for r in results if method in r.query_ms]
+        timing[f"query_median_ms/{method}"] = med(values)
     return timing
 
 
@@ -377,6 +391,26 @@ def _times(value: float | None) -> str:
     return "—" if value is None else f"×{value:.2f}"
 
 
+def _metric_table(
+    title: str, summary: dict[str, dict[str, Any]], group: str, cols: list[str], base: str
+) -> Any:
+    """Rows per method, then "system ÷ baseline" ratio rows for the BASELINES present."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for name in ["method", "n", *cols]:
+        table.add_column(name, justify="left" if name == "method" else "right")
+    rows = {k.split("/", 1)[1]: v for k, v in summary.items() if k.startswith(group + "/")}
+    for method, row in rows.items():
+        table.add_row(method, str(row["n"]), *(_pct(row[c]) for c in cols))
+    for method, row in rows.items():
+        if method not in BASELINES or base not in rows:
+            continue
+        ratios = (_times(ratio(rows[base][c], row[c])) for c in cols)
+        table.add_row(f"{base} ÷ {method}", "", *ratios)
+    return table
+
+
 def render(
     summary: dict[str, dict[str, Any]], timing: dict[str, Any], header: dict[str, Any]
 ) -> None:
@@ -385,35 +419,13 @@ def render(
 
     console = Console(width=None if sys.stdout.isatty() else 110)
     console.print(" ".join(f"{k}={v}" for k, v in header.items()))
-    files = Table(title="File localization (Acc@k: any gold file in top k; All@k: every gold file)")
-    cols = [f"acc@{k}" for k in FILE_KS] + [f"all@{k}" for k in FILE_KS]
-    for name in ["method", "n", *cols]:
-        files.add_column(name, justify="left" if name == "method" else "right")
-    for method in FILE_METHODS:
-        row = summary.get(f"files/{method}")
-        if row:
-            files.add_row(method, str(row["n"]), *(_pct(row[c]) for c in cols))
-    fused = summary.get("files/fused")
-    for base in ("lexical", "dense"):
-        other = summary.get(f"files/{base}")
-        if fused and other:
-            files.add_row(f"fused ÷ {base}", "", *(_times(ratio(fused[c], other[c])) for c in cols))
-    console.print(files)
-    if any(key.startswith("functions/") for key in summary):
-        funcs = Table(title="Function localization (any gold path::qualname in top k)")
-        fcols = [f"acc@{k}" for k in FUNCTION_KS]
-        for name in ["method", "n", *fcols]:
-            funcs.add_column(name, justify="left" if name == "method" else "right")
-        for method in FUNCTION_METHODS:
-            row = summary.get(f"functions/{method}")
-            if row:
-                funcs.add_row(method, str(row["n"]), *(_pct(row[c]) for c in fcols))
-        two, lex = summary.get("functions/two-phase"), summary.get("functions/lexical")
-        if two and lex:
-            funcs.add_row(
-                "two-phase ÷ lexical", "", *(_times(ratio(two[c], lex[c])) for c in fcols)
-            )
-        console.print(funcs)
+    file_cols = [f"{m}@{k}" for m in ("acc", "all") for k in FILE_KS]
+    title = "File localization (acc@k: any gold file in top k; all@k: every gold file)"
+    console.print(_metric_table(title, summary, "files", file_cols, "fused"))
+    if "functions/two-phase" in summary:
+        title = "Function localization (any gold path::qualname in top k)"
+        cols = [f"acc@{k}" for k in FUNCTION_KS]
+        console.print(_metric_table(title, summary, "functions", cols, "two-phase"))
     times = Table(title="Timing")
     times.add_column("measure")
     times.add_column("value", justify="right")
@@ -429,6 +441,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="first N instances only")
     parser.add_argument("--mode", choices=("files", "two-phase"), default="two-phase")
     parser.add_argument("--json-out", type=Path, default=None, help="write results as JSON")
+    parser.add_argument(
+        "--code-languages",
+        default="python",
+        help="comma-separated index languages kept in the fused-code row (default: python)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -438,18 +455,21 @@ def main(argv: list[str] | None = None) -> int:
         cache = Path(tmp) / "cache"
         workdir = Path(tmp) / "checkout"
         workdir.mkdir()
-        results, extra = run(
-            instances, args.repo, args.mode, cache, workdir, lambda s: print(s, file=sys.stderr)
+        code = frozenset(x.strip() for x in args.code_languages.split(",") if x.strip())
+        results, facts = run(
+            instances,
+            args.repo,
+            args.mode,
+            cache,
+            workdir,
+            code,
+            lambda s: print(s, file=sys.stderr),
         )
     wall = time.perf_counter() - started
     summary = summarize(results)
-    timing = {**timing_summary(results, wall), **extra}
-    header = {
-        **machine_info(),
-        "instances": len(results),
-        "mode": args.mode,
-        "data": args.data.name,
-    }
+    timing = timing_summary(results, wall)
+    timing["model_load_s"] = facts.pop("model_load_s", None)
+    header = {**machine_info(), **facts, "instances": len(results), "mode": args.mode}
     render(summary, timing, header)
     if args.json_out is not None:
         payload = {
