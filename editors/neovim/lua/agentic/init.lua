@@ -1,0 +1,252 @@
+--- agentic-lsp for Neovim: client setup (vim.lsp.config, nvim-lspconfig or vim.lsp.start) and
+--- the Lua API behind the :Agentic* commands. See :help agentic.
+local client = require('agentic.client')
+local config = require('agentic.config')
+local events = require('agentic.events')
+
+local M = {}
+
+-- Lazy access to the bigger modules (they load on first use).
+local function review()
+  return require('agentic.review')
+end
+
+local function lspconfig_available()
+  return pcall(require, 'lspconfig.configs')
+end
+
+--- Register agentic_lsp with nvim-lspconfig (`require('lspconfig').agentic_lsp.setup{}` then
+--- works) and return lspconfig's server table.
+function M.lspconfig()
+  local configs = require('lspconfig.configs')
+  if not configs[config.name] then
+    local defaults = config.lsp_config()
+    defaults.name = nil
+    configs[config.name] = {
+      default_config = defaults,
+      docs = { description = 'agentic-lsp: AI code intelligence (search, workflows, reviewable changesets)' },
+    }
+  end
+  return require('lspconfig')[config.name]
+end
+
+--- Start (or reuse) the client for `bufnr` without vim.lsp.config (Neovim 0.10, or lsp = 'start').
+function M.attach(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  if vim.bo[bufnr].buftype ~= '' then
+    return nil
+  end
+  local filetypes = config.options.filetypes
+  if filetypes and not vim.tbl_contains(filetypes, vim.bo[bufnr].filetype) then
+    return nil
+  end
+  local root = config.find_root(vim.api.nvim_buf_get_name(bufnr))
+  if not root then
+    return nil
+  end
+  local cfg = config.lsp_config()
+  cfg.root_dir, cfg.root_markers, cfg.filetypes = root, nil, nil
+  return vim.lsp.start(cfg, { bufnr = bufnr })
+end
+
+local function start_with_autocmd()
+  local group = vim.api.nvim_create_augroup('agentic.lsp.start', { clear = true })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+  })
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].filetype ~= '' then
+      M.attach(buf)
+    end
+  end
+end
+
+--- Which way `lsp = 'auto'` starts the client here.
+function M.lsp_mode()
+  local mode = config.options.lsp
+  if mode ~= 'auto' then
+    return mode
+  end
+  if vim.fn.has('nvim-0.11') == 1 then
+    return 'native'
+  end
+  if lspconfig_available() then
+    return 'lspconfig'
+  end
+  return 'start'
+end
+
+local function watch_progress()
+  local group = vim.api.nvim_create_augroup('agentic.progress', { clear = true })
+  vim.api.nvim_create_autocmd('LspProgress', {
+    group = group,
+    callback = function(args)
+      local c = vim.lsp.get_client_by_id(args.data.client_id)
+      local value = args.data.params and args.data.params.value
+      if not (config.options.notify.progress and c and c.name == config.name and type(value) == 'table') then
+        return
+      end
+      local parts = { value.title, value.message }
+      if value.percentage then
+        table.insert(parts, value.percentage .. '%')
+      end
+      events.notify(table.concat(vim.tbl_filter(function(p)
+        return p ~= nil and p ~= ''
+      end, parts), ' — '))
+    end,
+  })
+end
+
+--- Configure the plugin and start the client the chosen way (see :help agentic-setup).
+---@param opts? table
+function M.setup(opts)
+  config.set(opts)
+  watch_progress()
+  local mode = M.lsp_mode()
+  if mode == 'native' then
+    vim.lsp.config(config.name, config.lsp_config())
+    vim.lsp.enable(config.name)
+  elseif mode == 'lspconfig' then
+    M.lspconfig().setup({})
+  elseif mode == 'start' then
+    start_with_autocmd()
+  end
+  return M
+end
+
+-- -- API ------------------------------------------------------------------------------------------
+
+--- Start a workflow run on `task` (`workflow` nil: the orchestrator picks). `done(err, runId)`.
+function M.run(task, workflow, done)
+  local c = client.get()
+  local arg = { task = task, workflow = workflow, root = c and client.folder_of(c) or nil }
+  client.execute('runWorkflow', arg, function(err, result)
+    if err then
+      events.notify('agentic: ' .. err, vim.log.levels.ERROR)
+    end
+    if done then
+      done(err, result and result.runId)
+    end
+  end, c)
+end
+
+--- Cancel run `run_id` (default: the one running).
+function M.cancel(run_id, done)
+  if not run_id then
+    local running = events.active_runs()[1]
+    run_id = running and running.id
+  end
+  if not run_id then
+    events.notify('agentic: no run in progress', vim.log.levels.WARN)
+    return
+  end
+  client.execute('cancelRun', { runId = run_id }, function(err, result)
+    if err then
+      events.notify('agentic: ' .. err, vim.log.levels.ERROR)
+    else
+      events.notify(('agentic: run %s %s'):format(run_id, result.cancelled and 'cancelled' or 'was not running'))
+    end
+    if done then
+      done(err, result)
+    end
+  end)
+end
+
+function M.search(query, opts)
+  require('agentic.search').search(query, opts)
+end
+
+function M.changes(all)
+  review().changes(all)
+end
+
+--- Open the review tab of `id`; without one, of the only pending changeset, or pick one.
+function M.diff(id, opts)
+  if id then
+    return require('agentic.diff').open(id, opts)
+  end
+  review().list(false, function(err, found)
+    if err then
+      return events.notify('agentic: ' .. err, vim.log.levels.ERROR)
+    end
+    if #found == 1 then
+      require('agentic.diff').open(found[1].id, opts)
+    else
+      review().changes(false)
+    end
+  end)
+end
+
+--- Accept the hunk / file / changeset ('hunk' | 'file' | 'all') at the cursor, or changeset `id`.
+function M.accept(scope, id, done)
+  review().decide_here('accept', scope, id, done)
+end
+
+function M.reject(scope, id, done)
+  review().decide_here('reject', scope, id, done)
+end
+
+function M.refine(feedback, id, done)
+  review().refine(feedback, id, done)
+end
+
+function M.refresh(id, done)
+  review().refresh(id, done)
+end
+
+function M.rollback(id, done)
+  review().rollback(id, done)
+end
+
+--- Server, index, runs and pending changesets, as lines (shown with vim.notify).
+function M.status(done)
+  local c = client.get()
+  if not c then
+    vim.notify(client.NOT_RUNNING, vim.log.levels.WARN, { title = 'agentic' })
+    return done and done(nil)
+  end
+  local info = c.server_info or {}
+  local lines = { ('%s %s — client %d'):format(info.name or 'agentic-lsp', info.version or '?', c.id) }
+  client.execute('indexStatus', {}, function(err, result)
+    if err then
+      table.insert(lines, 'index: ' .. err)
+    end
+    for _, root in ipairs(result and result.roots or {}) do
+      table.insert(lines, ('index %s: %s, %d files, %d symbols%s'):format(root.root, root.state, root.files or 0,
+        root.symbols or 0, (root.dense_pending or 0) > 0 and (', %d to embed'):format(root.dense_pending) or ''))
+    end
+    local runs = vim.tbl_values(events.runs)
+    table.sort(runs, function(a, b)
+      return a.id < b.id
+    end)
+    for _, run in ipairs(runs) do
+      local workflow = run.workflow ~= vim.NIL and run.workflow or nil
+      table.insert(lines, ('run %s: %s%s%s%s'):format(run.id, run.status, workflow and (' (' .. workflow .. ')') or '',
+        run.stage and (' at ' .. run.stage) or '', run.changeset_id and (' → changeset ' .. run.changeset_id) or ''))
+    end
+    review().list(false, function(list_err, found)
+      if list_err then
+        table.insert(lines, 'changesets: ' .. list_err)
+      else
+        table.insert(lines, ('%d pending changeset(s)'):format(#found))
+        for _, cs in ipairs(found) do
+          table.insert(lines, '  ' .. review().format_changeset(cs))
+        end
+      end
+      vim.notify(table.concat(lines, '\n'), vim.log.levels.INFO, { title = 'agentic' })
+      if done then
+        done(lines)
+      end
+    end)
+  end, c)
+end
+
+--- For statuslines: a running run's stage or the index state while it is not ready.
+function M.statusline()
+  return events.statusline()
+end
+
+return M

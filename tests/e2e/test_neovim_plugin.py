@@ -1,0 +1,286 @@
+"""The Neovim plugin (editors/neovim) in a real headless Neovim against the real server.
+
+Each test runs one Lua scenario (editors/neovim/tests/*_spec.lua) in ``nvim --headless`` with
+the plugin on the runtimepath and nothing of the user's; the scenario drives the plugin through
+its commands and waits on conditions, then reports JSON that the test checks together with the
+files and the git history on disk. The server is ``python -m agentic_lsp serve`` of this venv
+with the scripted model, isolated cache/config dirs and HF_HUB_OFFLINE=1.
+
+Neovim comes from ``$AGENTIC_LSP_NVIM``, the folder scripts/install-neovim.sh installs into, or
+PATH; the tests are skipped only when none of those has an nvim binary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+import yaml
+
+from agentic_lsp.changes.changeset import ProposedEdit, build_changeset
+from agentic_lsp.changes.repository import ChangesetRepository
+from agentic_lsp.config import load_settings
+from agentic_lsp.testing.ollama_server import SERVER_VERSION, OllamaTestServer
+from agentic_lsp.workspace import workspace_cache_dir
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "editors" / "neovim"
+MIN_VERSION = (0, 10)
+RUN_TIMEOUT_S = 300
+
+CALC = '''\
+"""Arithmetic helpers."""
+
+
+def add_numbers(a, b):
+    """Add two numbers."""
+    return a + b
+'''
+SHAPES = '''\
+"""Shapes and their areas."""
+
+SQUARE = "square"
+
+
+def square_area(side):
+    return side * side
+
+
+def describe(shape):
+    return f"a {shape}"
+
+
+def circle_area(radius):
+    return 3.14159 * radius * radius
+
+
+CIRCLE = "circle"
+'''
+SHAPES_FIRST = SHAPES.replace('SQUARE = "square"', 'SQUARE = "SQUARE"')
+SHAPES_BOTH = SHAPES_FIRST.replace('CIRCLE = "circle"', 'CIRCLE = "CIRCLE"')
+AREA = "def rectangle_area(width, height):\n    return width * height\n"
+GREET = 'def greet(name):\n    return "hello " + name\n'
+GREET_REFINED = 'def greet(name):\n    """Greet someone, warmly."""\n    return "hello " + name\n'
+WORKFLOW = """\
+name: nvim_edit
+description: One code stage (the Neovim tests' workflow).
+retrieval:
+  llm_queries: false
+  file_top_k: 3
+stages:
+  - id: code
+    name: Code
+    type: code
+    next_on_success: DONE
+"""
+
+
+def block(path: str, old: str, new: str) -> str:
+    return f"{path}\n<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n"
+
+
+# The script is read afresh for every run; the refine prompt holds the task and the feedback,
+# so the feedback's step comes before the task's. A refine builds on the proposal it refines.
+SCRIPT = [
+    {
+        "role": "code",
+        "match": "Shout the shape names",
+        "reply": block("src/shapes.py", 'SQUARE = "square"', 'SQUARE = "SQUARE"')
+        + block("src/shapes.py", 'CIRCLE = "circle"', 'CIRCLE = "CIRCLE"'),
+    },
+    {
+        "role": "code",
+        "match": "Also welcome the person",
+        "reply": block("src/greet.py", '    """Greet."""', '    """Greet someone, warmly."""'),
+    },
+    {
+        "role": "code",
+        "match": "Document greet",
+        "reply": block("src/greet.py", "def greet(name):", 'def greet(name):\n    """Greet."""'),
+    },
+]
+
+
+def _version(binary: str) -> tuple[int, int] | None:
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"NVIM v(\d+)\.(\d+)", out.stdout)
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def find_nvim() -> tuple[str | None, str]:
+    """The nvim to test with, or None and why not."""
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    installed = os.environ.get("AGENTIC_LSP_NVIM_HOME") or f"{data_home}/agentic-lsp/neovim"
+    candidates = [os.environ.get("AGENTIC_LSP_NVIM"), f"{installed}/bin/nvim", shutil.which("nvim")]
+    seen: list[str] = []
+    for candidate in candidates:
+        if not candidate or not os.access(candidate, os.X_OK) or candidate in seen:
+            continue
+        seen.append(candidate)
+        version = _version(candidate)
+        if version is not None and version >= MIN_VERSION:
+            return candidate, ""
+    if not seen:
+        return None, "no nvim binary found (run scripts/install-neovim.sh or set AGENTIC_LSP_NVIM)"
+    return None, f"nvim at {', '.join(seen)} is older than 0.10 (run scripts/install-neovim.sh)"
+
+
+NVIM, WHY_NOT = find_nvim()
+pytestmark = pytest.mark.skipif(NVIM is None, reason=WHY_NOT)
+
+
+def make_workspace(base: Path) -> Path:
+    root = base / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / ".agentic-lsp" / "workflows").mkdir(parents=True)
+    (root / ".agentic-lsp" / "workflows" / "nvim_edit.yaml").write_text(WORKFLOW)
+    (root / "src" / "calc.py").write_text(CALC)
+    (root / "src" / "shapes.py").write_text(SHAPES)
+    (root / "src" / "greet.py").write_text(GREET)
+    (root / "README.md").write_text("# Shapes\n\nAreas of shapes, and greetings.\n")
+    repo = pygit2.init_repository(str(root), initial_head="main")
+    repo.config["user.name"] = "Test"
+    repo.config["user.email"] = "test@example.com"
+    repo.index.add_all()
+    repo.index.write()
+    signature = pygit2.Signature("Test", "test@example.com")
+    repo.create_commit("HEAD", signature, signature, "initial", repo.index.write_tree(), [])
+    return root
+
+
+def run_scenario(
+    base: Path, scenario: str, root: Path, options: dict[str, Any], extra: dict[str, str]
+) -> dict[str, Any]:
+    assert NVIM is not None
+    result = base / f"{scenario}.json"
+    home = base / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTIC_LSP_", "NVIM"))}
+    env.pop("OLLAMA_HOST", None)
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_STATE_HOME=str(home / "state"),
+        XDG_CACHE_HOME=str(home / "cache"),
+        AGENTIC_LSP_CACHE_DIR=str(base / "index"),
+        AGENTIC_LSP_CONFIG=str(home / "config" / "none.toml"),
+        HF_HUB_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        AGENTIC_NVIM_SCENARIO=str(PLUGIN / "tests" / f"{scenario}.lua"),
+        AGENTIC_NVIM_RESULT=str(result),
+        AGENTIC_NVIM_ROOT=str(root),
+        AGENTIC_NVIM_SERVER=json.dumps([sys.executable, "-m", "agentic_lsp", "serve"]),
+        AGENTIC_NVIM_OPTIONS=json.dumps(options),
+        **extra,
+    )
+    init = PLUGIN / "tests" / "minimal_init.lua"
+    argv = [NVIM, "--headless", "-n", "-i", "NONE", "-u", str(init)]
+    try:
+        proc = subprocess.run(
+            argv, env=env, cwd=root, capture_output=True, text=True, timeout=RUN_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"nvim did not finish in {RUN_TIMEOUT_S}s:\n{exc.stderr}") from exc
+    lsp_log = home / "state" / "nvim" / "lsp.log"
+    log_tail = lsp_log.read_text()[-6000:] if lsp_log.exists() else "(no lsp.log)"
+    report = json.loads(result.read_text()) if result.exists() else {"ok": False}
+    notes = "\n".join(n["message"] for n in report.get("notes", []))
+    context = (
+        f"nvim exit {proc.returncode}\nnotifications:\n{notes}\n"
+        f"stderr:\n{proc.stderr[-6000:]}\nlsp.log:\n{log_tail}"
+    )
+    assert report.get("ok"), f"{report.get('error')}\n{context}"
+    assert proc.returncode == 0, context
+    return report
+
+
+def head_files(repo: pygit2.Repository, commit: pygit2.Commit) -> set[str]:
+    diff = commit.parents[0].tree.diff_to_tree(commit.tree)
+    return {d.new_file.path for d in diff.deltas} | {d.old_file.path for d in diff.deltas}
+
+
+def test_review_cycle_in_neovim(tmp_path: Path) -> None:
+    """Attach through vim.lsp.config, search, run, review in the diff tab, accept one hunk and
+    reject the other, roll back, refine from the buffer's hint, accept by code action, status
+    and :checkhealth."""
+    root = make_workspace(tmp_path)
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"steps": SCRIPT}))
+    options = {"llm": {"provider": "scripted", "script_path": str(script)},
+               "index": {"watch": False}}  # fmt: skip
+    expect = {"shapes": SHAPES, "shapes_first": SHAPES_FIRST, "shapes_both": SHAPES_BOTH,
+              "greet": GREET, "greet_refined": GREET_REFINED}  # fmt: skip
+    report = run_scenario(
+        tmp_path, "review_spec", root, options, {"AGENTIC_NVIM_EXPECT": json.dumps(expect)}
+    )
+    values = report["values"]
+    assert values["attach"]["mode"] == "native"
+    assert values["attach"]["root"] == str(root)
+    assert values["search"]["first"].endswith("src/calc.py:4")
+
+    repo = pygit2.Repository(str(root))
+    commits = list(repo.walk(repo.head.target))
+    messages = [c.message for c in commits]
+    first_id, refined_id = values["first_changeset"], values["refined_changeset"]
+    assert len(commits) == 4, messages  # initial, accept, its rollback, the refined accept
+    final, revert, accept = commits[:3]
+    assert f"Agentic-Changeset: {first_id}" in accept.message, messages
+    assert head_files(repo, accept) == {"src/shapes.py"}
+    assert repo[accept.tree["src/shapes.py"].id].read_raw().decode() == SHAPES_FIRST
+    assert revert.message.startswith('Revert "Shout the shape names"'), messages
+    assert repo[revert.tree["src/shapes.py"].id].read_raw().decode() == SHAPES
+    assert f"Agentic-Changeset: {refined_id}" in final.message, messages
+    assert head_files(repo, final) == {"src/greet.py"}
+    assert (root / "src" / "shapes.py").read_text() == SHAPES
+    assert (root / "src" / "greet.py").read_text() == GREET_REFINED
+    assert not repo.status(), repo.status()
+
+
+def propose(root: Path, options: dict[str, Any], edits: list[ProposedEdit], title: str) -> str:
+    """Store a changeset where the server of ``root`` reads them (as another process would)."""
+    settings = load_settings(root, init_options=options).settings
+    repository = ChangesetRepository(workspace_cache_dir(root, settings) / "changesets")
+    changeset = build_changeset(root, edits, run_id="run-nvim-test", title=title)
+    repository.save(changeset)
+    return changeset.id
+
+
+def test_vim_lsp_start_fallback_and_ollama_health(tmp_path: Path) -> None:
+    """The client started by vim.lsp.start (Neovim 0.10's path) only inside a project; a
+    stored two-file changeset reviewed with the tab's keys (]f, gA, q); the strict applyEdit
+    handler; the health check against a real Ollama-protocol HTTP server."""
+    root = make_workspace(tmp_path)
+    outside = tmp_path / "loose"
+    outside.mkdir()
+    (outside / "note.py").write_text("x = 1\n")
+    with OllamaTestServer(models=["qwen2.5-coder:7b"]) as ollama:
+        options = {"cache_dir": str(tmp_path / "index"), "index": {"watch": False},
+                   "llm": {"provider": "ollama", "ollama_host": ollama.url}}  # fmt: skip
+        edits = [ProposedEdit("src/calc.py", CALC.replace("a + b", "b + a")),
+                 ProposedEdit("src/area.py", AREA)]  # fmt: skip
+        changeset_id = propose(root, options, edits, "Add areas")
+        extra = {"AGENTIC_NVIM_OUTSIDE": str(outside / "note.py"),
+                 "AGENTIC_NVIM_OLLAMA": ollama.url, "AGENTIC_NVIM_CHANGESET": changeset_id,
+                 "AGENTIC_NVIM_AREA": AREA}  # fmt: skip
+        report = run_scenario(tmp_path, "fallback_spec", root, options, extra)
+        assert ollama.requests_to("/api/version") and ollama.requests_to("/api/tags")
+    health = report["values"]["health"]
+    assert f"Ollama reachable at {ollama.url}, version {SERVER_VERSION}" in health
+    assert "model qwen2.5-coder:7b present" in health
+    assert (root / "src" / "area.py").read_text() == AREA
+    assert (root / "src" / "calc.py").read_text() == CALC
+    repo = pygit2.Repository(str(root))
+    head = repo.head.peel(pygit2.Commit)
+    assert f"Agentic-Changeset: {changeset_id}" in head.message
+    assert head_files(repo, head) == {"src/area.py"}
