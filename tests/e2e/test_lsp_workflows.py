@@ -110,7 +110,8 @@ async def test_run_streams_events_and_progress_then_accept(editor: Editor) -> No
     )
     ready = next(e for e in run_events(editor, run_id) if e["kind"] == "changeset_ready")
     changeset_id = ready["data"]["changeset_id"]
-    [token] = [k for k in editor.client.progress_reports if k not in known]
+    [token] = [k for k, v in editor.client.progress_reports.items()
+               if k not in known and v and v[0].title == "agentic: lsp_edit"]  # fmt: skip
     reports = editor.client.progress_reports[token]
     assert reports[0].title == "agentic: lsp_edit" and reports[0].cancellable
     assert any("code" in (r.message or "") for r in reports[1:-1])
@@ -130,7 +131,8 @@ async def test_refine_supersedes_and_runs_a_new_iteration(editor: Editor) -> Non
     first = await editor.command("agentic.runWorkflow", {"task": "Make other return one",
                                                          "workflow": "lsp_edit"})  # fmt: skip
     await finished(editor, first["runId"])
-    [old] = (await editor.command("agentic.listChangesets", {"status": "pending"}))["changesets"]
+    pending = (await editor.command("agentic.listChangesets", {"status": "pending"}))["changesets"]
+    [old] = [c for c in pending if c["runId"] == first["runId"]]
     feedback = {"changesetId": old["id"], "feedback": "Also document other"}
     refined = await editor.command("agentic.refine", feedback)
     assert refined["runId"] != first["runId"]
@@ -138,7 +140,8 @@ async def test_refine_supersedes_and_runs_a_new_iteration(editor: Editor) -> Non
     assert done["data"]["status"] == "succeeded"
     shown_old = await editor.command("agentic.showChangeset", {"changesetId": old["id"]})
     assert shown_old["status"] == "superseded"
-    [new] = (await editor.command("agentic.listChangesets", {"status": "pending"}))["changesets"]
+    pending = (await editor.command("agentic.listChangesets", {"status": "pending"}))["changesets"]
+    [new] = [c for c in pending if c["runId"] == refined["runId"]]
     shown = await editor.command("agentic.showChangeset", {"changesetId": new["id"]})
     assert shown["iteration"] == 1
     proposed = shown["files"][0]["proposed"]
@@ -166,7 +169,9 @@ async def test_cancel_a_run_by_command_and_by_progress(editor: Editor) -> None:
     await editor.wait_event("stage_started", lambda e: e["runId"] == run_id)
     token = await editor.wait_for(
         lambda: next((k for k, v in editor.client.progress_reports.items()
-                      if k not in known and v), None), "the run's progress token")  # fmt: skip
+                      if k not in known and v and v[0].title == "agentic: lsp_edit"), None),
+        "the run's progress token",
+    )  # fmt: skip
     editor.client.protocol.notify(
         "window/workDoneProgress/cancel", t.WorkDoneProgressCancelParams(token=token)
     )

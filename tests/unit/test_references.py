@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.index.references import find_references, identifier_at, rank_paths
+from agentic_lsp.index.references import (
+    WordCache,
+    find_references,
+    identifier_at,
+    rank_paths,
+)
 from agentic_lsp.index.symbols import SymbolTable
 
 
@@ -100,3 +106,18 @@ def test_big_binary_missing_and_non_identifiers_are_skipped(tmp_path: Path) -> N
     assert [o.path for o in result.occurrences] == ["ok.py"]
     assert find_references(root, "not an identifier", paths).occurrences == []
     assert find_references(root, "", paths).occurrences == []
+
+
+def test_word_cache_skips_unchanged_files_without_the_name(tmp_path: Path) -> None:
+    root = _workspace(tmp_path, {"a.py": "alpha\n", "b.py": "gamma\n"})
+    words = WordCache()
+    assert [o.path for o in find_references(root, "alpha", ["a.py", "b.py"], words=words)
+            .occurrences] == ["a.py"]  # fmt: skip
+    stat = (root / "b.py").stat()
+    (root / "b.py").write_text("alpha\n")  # same size; put the old mtime back
+    os.utime(root / "b.py", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    cached = find_references(root, "alpha", ["a.py", "b.py"], words=words)
+    assert [o.path for o in cached.occurrences] == ["a.py"]  # b.py was not read again
+    os.utime(root / "b.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    fresh = find_references(root, "alpha", ["a.py", "b.py"], words=words)
+    assert [o.path for o in fresh.occurrences] == ["a.py", "b.py"]

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentic_lsp.index.symbols import SymbolTable
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Occurrence",
     "ReferenceResult",
+    "WordCache",
     "find_references",
     "identifier_at",
     "references_in_index",
@@ -37,6 +40,8 @@ __all__ = [
 DEFAULT_LIMIT = 2000
 MAX_PREVIEW_CHARS = 200
 _IDENTIFIER = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")
+_WORD = re.compile(r"[\w$]+")
+_DOTTED = re.compile(r"[\w$]+(?:\.[\w$]+)*")
 _TIER_SAME_FILE, _TIER_IMPORTS, _TIER_REST = 0, 1, 2
 
 CancelFn = Callable[[], bool]
@@ -86,6 +91,31 @@ def identifier_at(text: str, line: int, col: int) -> tuple[str, int, int] | None
     return None
 
 
+class WordCache:
+    """The identifiers of each file read, keyed by its size and mtime: a later search skips
+    unchanged files that do not contain the name without reading them. Thread-safe, bounded."""
+
+    def __init__(self, max_files: int = 200_000) -> None:
+        self._entries: dict[str, tuple[int, int, frozenset[str]]] = {}
+        self._max = max_files
+        self._lock = threading.Lock()
+
+    def lacks(self, path: str, stamp: tuple[int, int], name: str) -> bool:
+        with self._lock:
+            entry = self._entries.get(path)
+        return entry is not None and entry[:2] == stamp and name not in entry[2]
+
+    def store(self, path: str, stamp: tuple[int, int], text: str) -> None:
+        words = frozenset(_WORD.findall(text))
+        with self._lock:
+            if len(self._entries) >= self._max:
+                self._entries.clear()
+            self._entries[path] = (*stamp, words)
+
+
+_CACHES: weakref.WeakKeyDictionary[Any, WordCache] = weakref.WeakKeyDictionary()
+
+
 def find_references(
     root: Path,
     name: str,
@@ -97,8 +127,12 @@ def find_references(
     max_file_bytes: int = 1_000_000,
     limit: int = DEFAULT_LIMIT,
     cancel: CancelFn | None = None,
+    words: WordCache | None = None,
 ) -> ReferenceResult:
-    """Word-boundary occurrences of ``name`` in ``paths`` (workspace-relative), ranked."""
+    """Word-boundary occurrences of ``name`` in ``paths`` (workspace-relative), ranked.
+
+    With ``words``, files unchanged since an earlier search are skipped when they lack the name.
+    """
     result = ReferenceResult(name=name)
     if not _IDENTIFIER.fullmatch(name):
         return result
@@ -111,7 +145,7 @@ def find_references(
             break
         text = buffers.get(path)
         if text is None:
-            text = _read_text(root, path, max_file_bytes)
+            text = _read_file(root, path, name, max_file_bytes, words)
         result.files_scanned += 1
         if text is None or name not in text:
             continue
@@ -140,6 +174,9 @@ def references_in_index(
     """
     overlays = dict(indexer.overlays)
     overlays.update(buffers or {})
+    words = _CACHES.get(indexer)
+    if words is None:
+        words = _CACHES.setdefault(indexer, WordCache())
     return find_references(
         indexer.root,
         name,
@@ -150,6 +187,7 @@ def references_in_index(
         max_file_bytes=indexer.settings.index.max_file_bytes,
         limit=limit,
         cancel=cancel,
+        words=words,
     )
 
 
@@ -179,24 +217,33 @@ def _module_names(path: str) -> tuple[str, str]:
     return module, module.rsplit(".", 1)[-1]
 
 
-def _mentions(imports_text: str, path: str) -> bool:
+def _import_words(symbols: SymbolTable, path: str) -> tuple[str, set[str]]:
+    """A file's import text (slashes as dots) and the set of names and dotted names in it."""
+    text = " ".join(symbols.imports_of(path)).replace("/", ".")
+    dotted = set(_DOTTED.findall(text))
+    return text, dotted | {part for name in dotted for part in name.split(".")}
+
+
+def _mentions(imports: tuple[str, set[str]], path: str) -> bool:
+    text, words = imports
     module, stem = _module_names(path)
-    if not stem:
-        return False
-    padded = f".{imports_text}"
-    return module in imports_text or re.search(rf"[./\s'\"]{re.escape(stem)}\b", padded) is not None
+    return bool(text) and (module in words or stem in words or f"{module}." in text)
 
 
 def _import_related(paths: Iterable[str], from_path: str, symbols: SymbolTable | None) -> set[str]:
+    """Files ``from_path`` imports and files importing it (module or stem named in imports)."""
     if symbols is None:
         return set()
-    own = " ".join(symbols.imports_of(from_path)).replace("/", ".")
+    own = _import_words(symbols, from_path)
+    stem = _module_names(from_path)[1]
     related = set()
     for path in paths:
         if path == from_path:
             continue
-        theirs = " ".join(symbols.imports_of(path)).replace("/", ".")
-        if (own and _mentions(own, path)) or (theirs and _mentions(theirs, from_path)):
+        if _mentions(own, path) or (
+            stem in " ".join(symbols.imports_of(path))  # a cheap test before tokenizing
+            and _mentions(_import_words(symbols, path), from_path)
+        ):
             related.add(path)
     return related
 
@@ -231,16 +278,26 @@ def _scan(
         )
 
 
-def _read_text(root: Path, path: str, max_file_bytes: int) -> str | None:
+def _read_file(
+    root: Path, path: str, name: str, max_file_bytes: int, words: WordCache | None
+) -> str | None:
+    """The file's text, or ``None`` when it is too big, binary, unreadable, or known (from
+    ``words``) not to contain ``name``."""
     full = root / path
     try:
+        info = os.stat(full)
+        stamp = (info.st_size, info.st_mtime_ns)
+        if words is not None and words.lacks(path, stamp, name):
+            return None
+        if info.st_size > max_file_bytes:
+            return None
         with open(full, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if info.st_size > max_file_bytes:
-                return None
             data = fh.read(max_file_bytes + 1)
     except OSError:
         return None
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:8192] or len(data) > max_file_bytes:
         return None
-    return data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace")
+    if words is not None:
+        words.store(path, stamp, text)
+    return text

@@ -160,7 +160,8 @@ async def search(ls: AgenticLanguageServer, args: SearchArgs) -> dict[str, Any]:
 @command("agentic.indexStatus", RootArgs, "{root?: string}")
 async def index_status(ls: AgenticLanguageServer, args: RootArgs) -> dict[str, Any]:
     roots = [ls.workspaces.choose(args.root)] if args.root else ls.workspaces.roots.values()
-    return {"roots": [asdict(root.engine.status()) for root in roots]}
+    statuses = [await asyncio.to_thread(root.engine.status) for root in roots]
+    return {"roots": [asdict(status) for status in statuses]}
 
 
 @command("agentic.reindex", ReindexArgs, "{root?: string, wait?: bool}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from agentic_lsp.index.languages import language_for_path, language_for_shebang
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.parsing import parse_file
 from agentic_lsp.index.references import Occurrence, identifier_at, references_in_index
-from agentic_lsp.index.symbols import SymbolRef
+from agentic_lsp.index.symbols import SymbolRef, SymbolTable, fuzzy_score
 from agentic_lsp.lsp import convert
 from agentic_lsp.lsp.rpc import guarded, in_thread
 
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 MAX_DEFINITIONS = 50
 MAX_WORKSPACE_SYMBOLS = 100
 SEMANTIC_SYMBOLS = 20
+SEMANTIC_BUDGET_S = 0.25
 
 
 def register(server: AgenticLanguageServer) -> None:
@@ -58,9 +60,9 @@ async def did_open(ls: AgenticLanguageServer, params: lsp.DidOpenTextDocumentPar
         return
     root, rel = located
     on_disk = await asyncio.to_thread(_disk_text, root.path / rel)
-    if on_disk == doc.text and rel in root.engine.indexer.records:
+    if on_disk == doc.text:  # the index holds (or will hold) exactly this text
         ls.workspaces.mark_synced(doc.uri, doc.version)
-    elif on_disk != doc.text:
+    else:
         ls.workspaces.buffer_changed(doc.uri)
     ls.review.schedule_publish(root)
 
@@ -106,7 +108,7 @@ async def _document(
     root, rel = located
     doc = ls.workspace.text_documents.get(uri)
     indexer = root.engine.indexer
-    if doc is not None and ls.workspaces.in_index(uri, doc.version):
+    if doc is not None and ls.workspaces.in_index(uri, doc.version) and rel in indexer.records:
         return root, rel, doc.source, indexer.symbols.symbols_in(rel)
     if doc is None and rel in indexer.records:
         return root, rel, None, indexer.symbols.symbols_in(rel)
@@ -147,14 +149,20 @@ async def workspace_symbol(
     seen: set[tuple[str, int]] = set()
     for root in list(ls.workspaces.roots.values()):
         table = root.engine.indexer.symbols
-        scored = await asyncio.to_thread(table.fuzzy, query, MAX_WORKSPACE_SYMBOLS) if query else []
+        scored = await asyncio.to_thread(fuzzy_symbols, table, query, MAX_WORKSPACE_SYMBOLS)
         for _, ref in scored:
             seen.add((str(root.path / ref.path), ref.symbol.start_line))
             results.append(_symbol_information(root, ref.path, ref.symbol))
     for root in list(ls.workspaces.roots.values()):
-        if len(query) < 3 or not root.engine.indexer.embedder_ready():
+        engine = root.engine
+        if len(query) < 3 or engine.state != "ready" or not engine.indexer.embedder_ready():
+            continue  # never wait for a model load or behind an index write
+        search = asyncio.ensure_future(engine.search(query, SEMANTIC_SYMBOLS))
+        try:
+            response = await asyncio.wait_for(asyncio.shield(search), SEMANTIC_BUDGET_S)
+        except TimeoutError:
+            log.debug("semantic workspace symbols over budget for %r", query)
             continue
-        response = await root.engine.search(query, SEMANTIC_SYMBOLS)
         for hit in response.results:
             key = (str(root.path / hit.path), hit.start_line)
             if hit.kind == "file" or key in seen or not hit.symbol:
@@ -169,6 +177,40 @@ async def workspace_symbol(
             kind = convert.symbol_kind(hit.kind)
             results.append(lsp.SymbolInformation(location, name, kind, container_name=container))
     return results[: MAX_WORKSPACE_SYMBOLS + SEMANTIC_SYMBOLS]
+
+
+def fuzzy_symbols(table: SymbolTable, query: str, limit: int) -> list[tuple[float, SymbolRef]]:
+    """``table.fuzzy(query, limit)``: same scores, same order, less work on big tables.
+
+    A compiled subsequence test drops names the query cannot match before scoring, and when
+    at least ``limit`` names (or qualified names) start with the query, only those are scored:
+    a prefix match scores above 0.85, the best any other match can reach.
+    """
+    if not query:
+        return []
+    lowered = query.lower()
+    subsequence = re.compile(".*?".join(re.escape(ch) for ch in lowered))
+    prefixed: list[SymbolRef] = []
+    others: list[SymbolRef] = []
+    for path in table.paths():
+        for symbol in table.symbols_in(path):
+            qualname = symbol.qualname.lower()
+            if not subsequence.search(qualname):
+                continue
+            ref = SymbolRef(path, symbol)
+            if symbol.name.lower().startswith(lowered) or qualname.startswith(lowered):
+                prefixed.append(ref)
+            else:
+                others.append(ref)
+    candidates = prefixed if len(prefixed) >= limit else prefixed + others
+    scored = []
+    for ref in candidates:
+        name, qualname = ref.symbol.name, ref.symbol.qualname
+        score = max(fuzzy_score(query, name), 0.95 * fuzzy_score(query, qualname))
+        if score > 0:
+            scored.append((score, ref))
+    scored.sort(key=lambda item: (-item[0], item[1].path, item[1].symbol.start_line))
+    return scored[:limit]
 
 
 def _symbol_information(root: Root, path: str, symbol: Symbol) -> lsp.SymbolInformation:

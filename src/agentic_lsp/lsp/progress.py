@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.progress import IndexProgress, IndexSummary
 
 if TYPE_CHECKING:
@@ -182,20 +181,25 @@ class ProgressReporter:
         self.index_state(root)
 
     def index_state(self, root: Root, force: bool = False) -> None:
-        """Send an ``index_state`` event when the engine's state or phase changed."""
+        """Send an ``index_state`` event when the engine's state or phase changed.
+
+        Built from in-memory counters only: this runs on the event loop for every progress
+        tick, and asking the store (``engine.status()``) could wait behind an index write.
+        """
         if self.server.closing:
             return
-        try:
-            status = root.engine.status()
-        except AgenticError:  # the store is closed or unavailable: nothing to report
-            return
-        phase = status.progress.phase if status.progress else ""
+        engine = root.engine
+        phase = engine.progress.phase if engine.progress else ""
         key = str(root.path)
-        if not force and self._last_state.get(key) == (status.state, phase):
+        if not force and self._last_state.get(key) == (engine.state, phase):
             return
-        self._last_state[key] = (status.state, phase)
-        data = {"state": status.state, "phase": phase, "files": status.files}
-        data.update(symbols=status.symbols, message=status.message)
+        self._last_state[key] = (engine.state, phase)
+        try:
+            indexer = engine.indexer
+        except RuntimeError:  # not opened (or closed meanwhile)
+            return
+        data = {"state": engine.state, "phase": phase, "files": len(indexer.records),
+                "symbols": indexer.symbols.count(), "message": engine.message}  # fmt: skip
         self.event("index_state", data, root=key)
 
     def _on_index(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 import threading
 from collections.abc import Mapping
@@ -174,6 +175,9 @@ class AgenticLanguageServer(LanguageServer):
         return ThreadPoolExecutor(max_workers=1, thread_name_prefix="lsp-stdin")
 
     def _run(self, body: Any) -> int:
+        # Indexing (torch) must not take every core from the editor's requests; an explicit
+        # OMP_NUM_THREADS wins. Set before the model is imported, which happens lazily.
+        os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 2) - 1)))
         stop = threading.Event()
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
