@@ -18,6 +18,7 @@ from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
 from agentic_lsp.index.lexical import encode_query, encode_sparse
 from agentic_lsp.index.store import (
     META_FILE,
+    SCHEMA_VERSION,
     OpenedStore,
     Point,
     VectorStore,
@@ -288,7 +289,11 @@ def test_edge_reopen_keeps_data(tmp_path: Path) -> None:
     root = tmp_path / "idx"
     _fill(root)
     meta = json.loads((root / META_FILE).read_text())
-    assert meta["dim"] == DIM and meta["model_id"] == MODEL and meta["schema_version"] == 1
+    assert (
+        meta["dim"] == DIM
+        and meta["model_id"] == MODEL
+        and meta["schema_version"] == SCHEMA_VERSION
+    )
     opened = _edge(root)
     try:
         assert opened.recovered_from is None and "opened" in opened.message

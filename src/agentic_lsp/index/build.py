@@ -18,6 +18,8 @@ from agentic_lsp.index.secrets import redact_secrets
 from agentic_lsp.index.store import Point
 
 MAX_DOC_CHARS = 600
+FILE_LEXICAL_CHARS = 200_000
+FILE_AVG_TERMS = 1500.0
 
 
 @dataclass
@@ -80,7 +82,13 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
             "module_doc": parsed.module_doc[:MAX_DOC_CHARS],
             "has_errors": parsed.has_errors,
         },
-        sparse=lexical.encode_sparse(documents.identifier_terms(file_text)),
+        # The lexical side of a file is its whole text (bounded), not just its outline: BM25 over
+        # file contents is what finds the file a bug report's words point at.
+        sparse=lexical.encode_sparse(
+            documents.identifier_terms(file_text)
+            + documents.identifier_terms(text[:FILE_LEXICAL_CHARS]),
+            avg_len=FILE_AVG_TERMS,
+        ),
     )
     build = FileBuild(
         rel_path=rel,
@@ -105,7 +113,10 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
                 payload=symbol_payload(
                     key, rel, language, symbol, documents.content_hash(doc_text)
                 ),
-                sparse=lexical.encode_sparse(documents.identifier_terms(doc_text)),
+                sparse=lexical.encode_sparse(
+                    documents.identifier_terms(doc_text),
+                    avg_len=lexical.NOMINAL_AVG_LEN["functions"],
+                ),
             )
         )
     if language in DOC_LANGUAGES:
@@ -126,7 +137,10 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
                         "end_line": section.end_line,
                         "content_hash": documents.content_hash(body),
                     },
-                    sparse=lexical.encode_sparse(documents.identifier_terms(body)),
+                    sparse=lexical.encode_sparse(
+                        documents.identifier_terms(body),
+                        avg_len=lexical.NOMINAL_AVG_LEN["sections"],
+                    ),
                 )
             )
     return build

@@ -10,6 +10,7 @@ say it was skipped. Every result names the signals that found it.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -17,12 +18,14 @@ from agentic_lsp.index import documents, lexical
 from agentic_lsp.index.build import symbol_payload
 from agentic_lsp.index.embedder import EmbedderUnavailable
 from agentic_lsp.index.indexer import Indexer
+from agentic_lsp.index.languages import DOC_LANGUAGES
 from agentic_lsp.index.reranker import load_reranker
 from agentic_lsp.index.store import Hit, Where
 
 log = logging.getLogger(__name__)
 
 RRF_K = 60
+_IDENTIFIER = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
 
 
 @dataclass
@@ -97,7 +100,7 @@ class Searcher:
         hits: list[Hit] = []
         allowed = set(where.paths) if where and where.paths else None
         table = self.indexer.symbols
-        for token in dict.fromkeys(t for t in query.replace("(", " ").split() if t.isidentifier()):
+        for token in dict.fromkeys(_IDENTIFIER.findall(query)):
             for ref in table.find(token):
                 if allowed is None or ref.path in allowed:
                     in_file = table.symbols_in(ref.path)
@@ -109,13 +112,21 @@ class Searcher:
         return hits
 
     def search_files(
-        self, query: str, limit: int = 10, notes: list[str] | None = None
+        self,
+        query: str,
+        limit: int = 10,
+        notes: list[str] | None = None,
+        code_only: bool = False,
     ) -> SearchResponse:
+        """Phase 1: files ranked by fused dense + lexical; ``code_only`` drops prose documents
+        (Markdown, RST, text), which otherwise crowd code out of a task's candidate files."""
         notes = [] if notes is None else notes
         dense = self._dense_query(query, notes) if self._has_dense("files") else None
         if dense is None and not notes:
             notes.append("file embeddings still being computed; lexical results only")
         fused = self._hybrid("files", query, dense, max(limit * 3, 30), None)
+        if code_only:
+            fused = {k: v for k, v in fused.items() if v[2].get("language") not in DOC_LANGUAGES}
         results = [
             SearchResult(
                 path=payload["path"],
@@ -140,7 +151,7 @@ class Searcher:
         """Two-phase: top files, then functions (and doc sections) inside them."""
         notes: list[str] = []
         file_top_k = file_top_k or self.indexer.settings.index.file_top_k
-        files = self.search_files(query, file_top_k, notes)
+        files = self.search_files(query, file_top_k, notes, code_only=not include_sections)
         paths = files.files_considered
         if not paths:
             return SearchResponse(query, [], [], notes)
@@ -155,6 +166,7 @@ class Searcher:
             notes.append(f"function embeddings unavailable ({exc.message}); lexical only")
         where = Where(paths=paths)
         fused = self._hybrid("functions", query, dense, max(limit * 4, 40), where)
+        self._add_unfiltered_lexical(fused, query, max(limit * 2, 20))
         if include_sections:
             fused.update(self._hybrid("sections", query, dense, limit * 2, where))
         results = []
@@ -169,13 +181,32 @@ class Searcher:
                     kind=str(payload.get("kind", "function")),
                     symbol=payload.get("qualname") or payload.get("heading"),
                     signature=str(payload.get("signature", "")),
-                    signals={**signals, "file": paths.index(path) + 1},
+                    signals={
+                        **signals,
+                        **({"file": paths.index(path) + 1} if path in paths else {}),
+                    },
                     language=payload.get("language"),
                 )
             )
         results.sort(key=lambda r: -r.score)
         results = self._rerank(query, results, notes)
         return SearchResponse(query, results[:limit], paths, notes, embedded)
+
+    def _add_unfiltered_lexical(self, fused: dict, query: str, limit: int) -> None:
+        """Phase 1 can miss the right file; an exact-term match on any function still counts.
+
+        Fused in as its own signal (``lexical_all``) so results stay attributed.
+        """
+        terms = documents.identifier_terms(query)
+        if not terms:
+            return
+        hits = self.indexer.store.search_sparse("functions", lexical.encode_query(terms), limit)
+        for key, (score, signals, payload) in rrf({"lexical_all": hits}).items():
+            if key in fused:
+                old_score, old_signals, old_payload = fused[key]
+                fused[key] = (old_score + score, {**old_signals, **signals}, old_payload)
+            else:
+                fused[key] = (score, signals, payload)
 
     def _rerank(
         self, query: str, results: list[SearchResult], notes: list[str]

@@ -29,7 +29,7 @@ COLLECTIONS = ("files", "functions", "sections")
 DENSE = "dense"
 SPARSE = "lex"
 INDEXED_FIELDS = ("path", "language", "kind", "content_hash")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: file-level lexical vectors cover the whole file text
 META_FILE = "meta.json"
 
 _KEY_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/agentic-lsp/index-point")
