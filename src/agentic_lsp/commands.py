@@ -155,13 +155,8 @@ def serve(args: argparse.Namespace) -> int:
 
     from agentic_lsp.lsp.server import create_server
 
-    if args.mcp_http is not None:
-        raise AgenticError(
-            "--mcp-http is not available with serve in this version of agentic-lsp",
-            "run `agentic-lsp mcp` for MCP clients",
-        )
     root = args.workspace.expanduser().resolve() if args.workspace else None
-    server = create_server(root if root is not None and root.is_dir() else None)
+    server = create_server(root if root is not None and root.is_dir() else None, args.mcp_http)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():

@@ -32,6 +32,7 @@ from agentic_lsp.errors import AgenticError, WorkspaceError
 from agentic_lsp.index.progress import IndexSummary
 from agentic_lsp.lsp import code_actions, commands, features
 from agentic_lsp.lsp.convert import uri_path
+from agentic_lsp.lsp.mcp_host import McpHost
 from agentic_lsp.lsp.progress import ProgressReporter
 from agentic_lsp.lsp.review import Review
 from agentic_lsp.lsp.rpc import AgenticProtocol, invalid_params, request_failed
@@ -45,7 +46,7 @@ CLOSE_WAIT_S = 2.0
 
 
 class AgenticLanguageServer(LanguageServer):
-    def __init__(self, default_root: Path | None = None) -> None:
+    def __init__(self, default_root: Path | None = None, mcp_port: int | None = None) -> None:
         super().__init__(
             "agentic-lsp",
             __version__,
@@ -56,10 +57,12 @@ class AgenticLanguageServer(LanguageServer):
         self.workspaces = Workspaces(self)
         self.reporter = ProgressReporter(self)
         self.review = Review(self)
+        self.mcp = McpHost(mcp_port)
         self.runs: dict[str, Root] = {}
         self.init_options: dict[str, Any] = {}
         self.shutdown_requested = False
         self._index_tasks: dict[Path, asyncio.Task[IndexSummary | None]] = {}
+        self._mcp_tasks: dict[Path, asyncio.Task[None]] = {}
         self.closing = False
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -83,6 +86,16 @@ class AgenticLanguageServer(LanguageServer):
         self.review.watch(root)
         self.start_indexing(root)
         await self.review.publish(root)
+        self._mcp_tasks[root.path] = asyncio.ensure_future(self._publish_mcp(root))
+
+    async def _publish_mcp(self, root: Root) -> None:
+        try:
+            handle = await self.mcp.publish(root)
+        except Exception as exc:  # MCP is an extra: the editor's features go on without it
+            log.warning("could not serve %s over MCP: %s", root.path, exc)
+            return
+        if handle is not None:
+            self.reporter.event("mcp_endpoint", {"url": handle.url}, root=str(root.path))
 
     def _changeset_changed(self, root: Root, kind: str, changeset: Any) -> None:
         self.reporter.event(f"changeset_{kind}", {"changesetId": changeset.id,
@@ -120,6 +133,10 @@ class AgenticLanguageServer(LanguageServer):
         """Stop serving one folder: its indexing, watchers and engine (store closed)."""
         set_editor_review(root.engine, None)
         root.engine.cancel_indexing()
+        publishing = self._mcp_tasks.pop(root.path, None)
+        if publishing is not None and not publishing.done():
+            await asyncio.wait([publishing], timeout=CLOSE_WAIT_S)
+        await self.mcp.withdraw(root)
         task = self._index_tasks.pop(root.path, None)
         if task is not None and not task.done():
             # indexing stops at its next batch; a model still loading is not waited for
@@ -221,12 +238,14 @@ def _expected_errors(record: logging.LogRecord) -> bool:
     return not (isinstance(exc, JsonRpcException) and not isinstance(exc, JsonRpcInternalError))
 
 
-def create_server(default_root: Path | None = None) -> AgenticLanguageServer:
+def create_server(
+    default_root: Path | None = None, mcp_port: int | None = None
+) -> AgenticLanguageServer:
     # pygls logs every message at INFO: far too chatty (and slow) for a server's stderr.
     pygls_log = logging.getLogger("pygls")
     pygls_log.setLevel(max(logging.WARNING, logging.getLogger().level))
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
-    server = AgenticLanguageServer(default_root)
+    server = AgenticLanguageServer(default_root, mcp_port)
 
     @server.feature(lsp.INITIALIZE)
     async def initialize(ls: AgenticLanguageServer, params: lsp.InitializeParams) -> None:
