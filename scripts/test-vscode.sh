@@ -3,6 +3,9 @@
 # Offline once the npm cache is warm (npm ci --prefer-offline). The integration tests drive the
 # project's Python server (.venv/bin/python -m agentic_lsp serve; override with
 # AGENTIC_TEST_PYTHON) and skip, saying so, when it is not installed.
+# End to end in a real extension host (code-server + Chromium, offline) when AGENTIC_E2E=1
+# (installs code-server from npm into editors/vscode/.code-server; needs Debian's chromium at
+# /usr/bin/chromium, g++ and make) or when AGENTIC_E2E_CODE_SERVER names an installed one.
 # Skips (exit 0, with a message) only when node or npm is missing.
 set -euo pipefail
 cd "$(dirname "$0")/../editors/vscode"
@@ -29,4 +32,14 @@ npx --no-install vsce ls | grep -qx 'out/src/extension.js' || {
   echo "test-vscode: the packaged extension lacks out/src/extension.js" >&2
   exit 1
 }
+if [ -z "${AGENTIC_E2E_CODE_SERVER:-}" ] && [ "${AGENTIC_E2E:-0}" = 1 ]; then
+  AGENTIC_E2E_CODE_SERVER=$(bash test/e2e/install-code-server.sh .code-server | tail -1)
+  export AGENTIC_E2E_CODE_SERVER
+fi
+if [ -n "${AGENTIC_E2E_CODE_SERVER:-}" ]; then
+  npm run test:e2e
+  echo "test-vscode: end-to-end screenshots in $(pwd)/test-results"
+else
+  echo "test-vscode: end-to-end test not run (set AGENTIC_E2E=1 to install code-server and run it)"
+fi
 echo "test-vscode: built, tested and packaged $(pwd)/agentic-lsp.vsix ($(wc -c <agentic-lsp.vsix) bytes) in $(( $(date +%s) - start ))s"

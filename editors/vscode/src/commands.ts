@@ -451,7 +451,7 @@ export class Commands {
       const result = await vscode.window.withProgress(
         {
           location: vscode.ProgressLocation.Notification,
-          title: kind === 'accept' ? `Accepting ${what} — confirm in the Refactor Preview` : `Rejecting ${what}`,
+          title: kind === 'accept' ? `Accepting ${what}: tick the changes in the Refactor Preview, then Apply` : `Rejecting ${what}`,
         },
         () => this.client.command<AcceptResult | ChangesetJson>(command, args),
       );

@@ -99,11 +99,17 @@ export interface PlacedNode extends GraphNode {
   height: number;
 }
 
+export type EdgeRoute = 'down' | 'left' | 'right';
+
 export interface Layout {
   nodes: Map<string, PlacedNode>;
-  edges: (GraphEdge & { back: boolean })[];
+  /** `down`: adjacent layers; `left`: skips layers (drawn round the left); `right`: goes back. */
+  edges: (GraphEdge & { back: boolean; route: EdgeRoute; lane: number })[];
   width: number;
   height: number;
+  /** The x range the nodes occupy (lanes run outside it). */
+  contentLeft: number;
+  contentRight: number;
 }
 
 const NODE_H = 34;
@@ -111,6 +117,7 @@ const LAYER_GAP = 70;
 const NODE_GAP = 36;
 const MARGIN = 30;
 const CHAR_W = 7.5;
+const LANE_GAP = 26;
 
 function startNode(graph: Graph): string | undefined {
   const start = graph.nodes.find((n) => n.id === '__start__' || n.cls === 'first');
@@ -176,19 +183,46 @@ export function layoutGraph(graph: Graph): Layout {
   if (end) {
     layer.set(end.id, Math.max(layer.get(end.id) ?? 0, deepest));
   }
+  const routed = graph.edges.map((e) => {
+    const from = layer.get(e.from) ?? 0;
+    const to = layer.get(e.to) ?? 0;
+    const route: EdgeRoute = back.has(e) || to <= from ? 'right' : to - from > 1 ? 'left' : 'down';
+    return { ...e, back: back.has(e), route, lane: 0 };
+  });
+  let lanes = { left: 0, right: 0, down: 0 };
+  for (const edge of routed) {
+    if (edge.route !== 'down') {
+      lanes = { ...lanes, [edge.route]: lanes[edge.route] + 1 };
+      edge.lane = lanes[edge.route];
+    }
+  }
+  // nodes with edges round the left go leftmost in their row, those with routes back rightmost,
+  // so those edges' horizontal runs do not cross their neighbours
+  const side = new Map<string, number>();
+  for (const edge of routed) {
+    const score = edge.route === 'left' ? -1 : edge.route === 'right' ? 1 : 0;
+    for (const id of [edge.from, edge.to]) {
+      const seen = side.get(id) ?? 0;
+      side.set(id, seen === -1 || score === -1 ? -1 : Math.max(seen, score));
+    }
+  }
   const layers: GraphNode[][] = [];
   for (const node of graph.nodes) {
     const l = layer.get(node.id) ?? 0;
     (layers[l] ??= []).push(node);
   }
+  for (const row of layers) {
+    row?.sort((a, b) => (side.get(a.id) ?? 0) - (side.get(b.id) ?? 0));
+  }
   const widthOf = (n: GraphNode) => Math.max(70, Math.round(n.label.length * CHAR_W + 28));
   const rowWidths = layers.map((row) => (row ?? []).reduce((s, n) => s + widthOf(n), 0) + NODE_GAP * ((row ?? []).length - 1));
   const inner = Math.max(0, ...rowWidths);
-  const backRoom = back.size ? 60 + back.size * 14 : 0;
-  const width = inner + 2 * MARGIN + backRoom;
+  const leftRoom = lanes.left ? 90 + lanes.left * LANE_GAP : 0;
+  const backRoom = lanes.right ? 90 + lanes.right * LANE_GAP : 0;
+  const width = inner + 2 * MARGIN + leftRoom + backRoom;
   const placed = new Map<string, PlacedNode>();
   layers.forEach((row, l) => {
-    let x = MARGIN + (inner - rowWidths[l]) / 2;
+    let x = MARGIN + leftRoom + (inner - rowWidths[l]) / 2;
     for (const node of row ?? []) {
       const w = widthOf(node);
       placed.set(node.id, { ...node, layer: l, x, y: MARGIN + l * (NODE_H + LAYER_GAP), width: w, height: NODE_H });
@@ -198,9 +232,11 @@ export function layoutGraph(graph: Graph): Layout {
   const height = 2 * MARGIN + layers.length * NODE_H + Math.max(0, layers.length - 1) * LAYER_GAP;
   return {
     nodes: placed,
-    edges: graph.edges.map((e) => ({ ...e, back: back.has(e) })),
+    edges: routed,
     width,
     height,
+    contentLeft: MARGIN + leftRoom,
+    contentRight: MARGIN + leftRoom + inner,
   };
 }
 
@@ -226,6 +262,18 @@ function markOf(id: string, marks: GraphMarks): NodeMark | null {
   return null;
 }
 
+type Point = [number, number];
+
+function bezier([p0, p1, p2, p3]: [Point, Point, Point, Point], t: number): Point {
+  const u = 1 - t;
+  const at = (i: 0 | 1) => u * u * u * p0[i] + 3 * u * u * t * p1[i] + 3 * u * t * t * p2[i] + t * t * t * p3[i];
+  return [at(0), at(1)];
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
 /** The graph as a standalone SVG element; `marks` colour the current and finished stages. */
 export function renderSvg(graph: Graph, marks: GraphMarks = {}): string {
   const layout = layoutGraph(graph);
@@ -238,7 +286,6 @@ export function renderSvg(graph: Graph, marks: GraphMarks = {}): string {
       'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" ' +
       'class="arrowhead"/></marker></defs>',
   );
-  let backIndex = 0;
   for (const edge of layout.edges) {
     const a = layout.nodes.get(edge.from);
     const b = layout.nodes.get(edge.to);
@@ -247,32 +294,43 @@ export function renderSvg(graph: Graph, marks: GraphMarks = {}): string {
     }
     const cls = `edge${edge.dotted ? ' dotted' : ''}${edge.back ? ' back' : ''}`;
     let d: string;
-    let lx: number;
-    let ly: number;
-    if (edge.back || a.layer === b.layer) {
-      backIndex += 1;
-      const out = layout.width - MARGIN / 2 - backIndex * 12;
-      const y1 = a.y + a.height / 2;
-      const y2 = b.y + b.height / 2;
-      d = `M ${a.x + a.width} ${y1} C ${out} ${y1}, ${out} ${y2}, ${b.x + b.width} ${y2}`;
-      lx = out - 8;
-      ly = (y1 + y2) / 2;
+    let label: { x: number; y: number; anchor: string };
+    if (edge.route === 'down') {
+      const points: [Point, Point, Point, Point] = [
+        [a.x + a.width / 2, a.y + a.height],
+        [a.x + a.width / 2, (a.y + a.height + b.y) / 2],
+        [b.x + b.width / 2, (a.y + a.height + b.y) / 2],
+        [b.x + b.width / 2, b.y],
+      ];
+      const [p0, p1, p2, p3] = points;
+      d = `M ${p0[0]} ${p0[1]} C ${p1[0]} ${p1[1]}, ${p2[0]} ${p2[1]}, ${p3[0]} ${p3[1]}`;
+      const [lx, ly] = bezier(points, 0.6);
+      label = { x: lx, y: ly, anchor: 'middle' };
     } else {
-      const x1 = a.x + a.width / 2;
-      const y1 = a.y + a.height;
-      const x2 = b.x + b.width / 2;
-      const y2 = b.y;
-      const mid = (y1 + y2) / 2;
-      d = `M ${x1} ${y1} C ${x1} ${mid}, ${x2} ${mid}, ${x2} ${y2}`;
-      lx = (x1 + x2) / 2;
-      ly = mid;
+      const right = edge.route === 'right';
+      const lane = (edge.lane - 1) * LANE_GAP;
+      const x = right ? layout.contentRight + 24 + lane : layout.contentLeft - 14 - lane;
+      const ax = right ? a.x + a.width : a.x;
+      const bx = right ? b.x + b.width : b.x;
+      const y1 = a.y + a.height / 2 + (right ? 5 : -5);
+      const y2 = b.y + b.height / 2 + (right ? -5 : 5);
+      const r = Math.min(8, Math.abs(y2 - y1) / 2);
+      const sy = y2 > y1 ? 1 : -1;
+      const sx = right ? 1 : -1;
+      d =
+        `M ${ax} ${y1} L ${x - sx * r} ${y1} Q ${x} ${y1} ${x} ${y1 + sy * r} ` +
+        `L ${x} ${y2 - sy * r} Q ${x} ${y2} ${x - sx * r} ${y2} L ${bx} ${y2}`;
+      label = { x: x + sx * 4, y: (y1 + y2) / 2 + ((edge.lane % 3) - 1) * 13 + 4, anchor: right ? 'start' : 'end' };
     }
     parts.push(
       `<path class="${cls}" d="${d}" marker-end="url(#arrow)" data-from="${escapeXml(edge.from)}" ` +
         `data-to="${escapeXml(edge.to)}"/>`,
     );
     if (edge.label) {
-      parts.push(`<text class="edge-label" x="${lx}" y="${ly}" text-anchor="middle">${escapeXml(edge.label)}</text>`);
+      parts.push(
+        `<text class="edge-label" x="${round(label.x)}" y="${round(label.y)}" ` +
+          `text-anchor="${label.anchor}">${escapeXml(edge.label)}</text>`,
+      );
     }
   }
   for (const node of layout.nodes.values()) {

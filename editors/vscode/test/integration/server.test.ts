@@ -8,7 +8,6 @@
  */
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -32,64 +31,8 @@ import { RunTracker } from '../../src/logic/runTracker';
 import { resolveLaunch } from '../../src/logic/serverLaunch';
 import { toUserError } from '../../src/logic/serverErrors';
 import { marksFromStages, parseMermaid, renderSvg } from '../../src/logic/workflowGraph';
+import { GREET, git, HAVE_SERVER, HELLO, makeWorkspace, PYTHON, serverEnv } from '../support/workspace';
 import { EditorClient, fileUri } from './editorClient';
-
-const REPO = path.resolve(__dirname, '../../../../..');
-const PYTHON = process.env.AGENTIC_TEST_PYTHON ?? path.join(REPO, '.venv', 'bin', 'python');
-const HAVE_SERVER = fs.existsSync(PYTHON);
-
-const GREET = 'def greet(name):\n    return "hello " + name\n';
-const HELLO = '    return "Hello, " + name + "!"';
-const WORKFLOW = `name: vscode_edit
-description: One code stage (the VS Code extension's integration test).
-retrieval:
-  llm_queries: false
-  file_top_k: 3
-stages:
-  - id: code
-    name: Code
-    type: code
-    next_on_success: DONE
-`;
-
-function editReply(old: string, replacement: string, file = 'src/greet.py'): string {
-  return `${file}\n<<<<<<< SEARCH\n${old}\n=======\n${replacement}\n>>>>>>> REPLACE\n`;
-}
-
-// a step applies to the first prompt it matches; a refine prompt holds the task and the feedback
-const SCRIPT = [
-  { role: 'code', match: 'Make the greeting friendlier', reply: editReply('    return "hello " + name', HELLO) },
-  { role: 'code', match: 'Also welcome the person', reply: editReply('def greet(name):', 'def greet(name):\n    """Greet and welcome."""') },
-  { role: 'code', match: 'Document greet', reply: editReply('def greet(name):', 'def greet(name):\n    """Greet."""') },
-  { role: 'code', match: 'Slow task', delay_s: 8, reply: editReply('def greet(name):', 'def greet(name):  # slow') },
-];
-
-function yamlScript(steps: typeof SCRIPT): string {
-  // JSON is YAML: no YAML library needed
-  return JSON.stringify({ steps });
-}
-
-function git(root: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
-}
-
-function makeWorkspace(base: string): { root: string; script: string } {
-  const root = path.join(base, 'repo');
-  fs.mkdirSync(path.join(root, 'src'), { recursive: true });
-  fs.mkdirSync(path.join(root, '.agentic-lsp', 'workflows'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'src', 'greet.py'), GREET);
-  fs.writeFileSync(path.join(root, 'src', 'calc.py'), 'def add_numbers(a, b):\n    """Add two numbers."""\n    return a + b\n');
-  fs.writeFileSync(path.join(root, 'README.md'), '# Demo\n\nGreets people and adds numbers.\n');
-  fs.writeFileSync(path.join(root, '.agentic-lsp', 'workflows', 'vscode_edit.yaml'), WORKFLOW);
-  const script = path.join(base, 'script.yaml');
-  fs.writeFileSync(script, yamlScript(SCRIPT));
-  git(root, 'init', '-q', '-b', 'main');
-  git(root, 'config', 'user.name', 'Test');
-  git(root, 'config', 'user.email', 'test@example.com');
-  git(root, 'add', '-A');
-  git(root, 'commit', '-q', '-m', 'initial');
-  return { root, script };
-}
 
 let base: string;
 let root: string;
@@ -106,20 +49,7 @@ before(async () => {
   const made = makeWorkspace(base);
   root = fs.realpathSync(made.root);
   const launch = resolveLaunch({ serverPath: '', pythonPath: PYTHON, extraArgs: [], env: {} }, root, undefined, realProbe, os.homedir());
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('AGENTIC_LSP_') && key !== 'OLLAMA_HOST') {
-      env[key] = value;
-    }
-  }
-  Object.assign(env, {
-    AGENTIC_LSP_CACHE_DIR: path.join(base, 'cache'),
-    AGENTIC_LSP_CONFIG: path.join(base, 'no-user-config.toml'),
-    XDG_CONFIG_HOME: path.join(base, 'xdg-config'),
-    XDG_CACHE_HOME: path.join(base, 'xdg-cache'),
-    HF_HUB_OFFLINE: '1',
-    TOKENIZERS_PARALLELISM: 'false',
-  });
+  const env = serverEnv(base);
   editor = EditorClient.start(launch, root, env);
   editor.onEvent((event) => {
     tracker.handle(event);

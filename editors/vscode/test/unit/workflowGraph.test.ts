@@ -74,3 +74,29 @@ test('the webview page has a strict CSP, no script, and the mermaid source', () 
   assert.match(html, /&lt;p&gt;__start__&lt;\/p&gt;/);
   assert.match(graphHtml({ title: 't', subtitle: '', mermaid: '', marks: {}, cspSource: '' }), /returned no graph/);
 });
+
+test('edges that skip a layer run round the left, routes back round the right, all in the picture', () => {
+  const graph = parseMermaid(FEATURE);
+  const layout = layoutGraph(graph);
+  const layerOf = (id: string) => layout.nodes.get(id)!.layer;
+  const routes = new Set<string>();
+  for (const edge of layout.edges) {
+    const [a, b] = [layerOf(edge.from), layerOf(edge.to)];
+    routes.add(edge.route);
+    if (edge.route === 'down') {
+      assert.equal(b, a + 1, `${edge.from}->${edge.to}`);
+    } else if (edge.route === 'left') {
+      assert.ok(b > a + 1, `${edge.from}->${edge.to}`);
+    } else {
+      assert.ok(b <= a, `${edge.from}->${edge.to}`);
+    }
+  }
+  assert.deepEqual([...routes].sort(), ['down', 'left', 'right']);
+  const svg = renderSvg(graph);
+  for (const match of svg.matchAll(/<text class="edge-label" x="([\d.-]+)" y="([\d.-]+)" text-anchor="(\w+)">([^<]*)</g)) {
+    const [x, y, anchor, text] = [Number(match[1]), Number(match[2]), match[3], match[4]];
+    const width = text.length * 6;
+    const left = anchor === 'end' ? x - width : anchor === 'middle' ? x - width / 2 : x;
+    assert.ok(left >= 0 && left + width <= layout.width && y > 0 && y < layout.height, `label ${text} at ${x},${y}`);
+  }
+});

@@ -1,0 +1,235 @@
+/**
+ * End to end in a real extension host, offline: code-server (VS Code in the browser, from npm)
+ * with the packaged .vsix installed, driven by playwright-core in Debian's Chromium. The user
+ * runs a workflow from the palette, reviews the proposal in the diff editor, accepts it from the
+ * editor title, ticks and applies the change in the refactor preview, and opens the workflow graph; screenshots of each
+ * step go to `test-results/` (or `$AGENTIC_E2E_SCREENSHOTS`).
+ *
+ * Needs `AGENTIC_E2E_CODE_SERVER` (code-server's `out/node/entry.js`, see
+ * `test/e2e/install-code-server.sh`), Chromium (`AGENTIC_E2E_CHROMIUM`, default
+ * /usr/bin/chromium), the project's .venv and `agentic-lsp.vsix`; skips, saying which is missing.
+ */
+
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, test } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { GREET, git, HAVE_SERVER, HELLO, LINES, makeWorkspace, PYTHON, serverEnv } from '../support/workspace';
+
+const EXTENSION = path.resolve(__dirname, '../../..');
+const VSIX = path.join(EXTENSION, 'agentic-lsp.vsix');
+const CODE_SERVER = process.env.AGENTIC_E2E_CODE_SERVER ?? '';
+const CHROMIUM = process.env.AGENTIC_E2E_CHROMIUM ?? '/usr/bin/chromium';
+const SHOTS = process.env.AGENTIC_E2E_SCREENSHOTS ?? path.join(EXTENSION, 'test-results');
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run'];
+const WAIT = 90_000;
+
+const missing = [
+  !CODE_SERVER && 'AGENTIC_E2E_CODE_SERVER (code-server entry.js) is not set',
+  CODE_SERVER && !fs.existsSync(CODE_SERVER) && `no code-server at ${CODE_SERVER}`,
+  !fs.existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM}`,
+  !HAVE_SERVER && `no Python server at ${PYTHON}`,
+  !fs.existsSync(VSIX) && `no ${VSIX} (npm run package)`,
+].filter(Boolean);
+const skip = missing.length ? `end-to-end skipped: ${missing.join('; ')}` : false;
+
+let base: string;
+let root: string;
+let codeServer: ChildProcess;
+let codeServerLog = '';
+let browser: Browser;
+let page: Page;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function shot(name: string): Promise<string> {
+  const file = path.join(SHOTS, `${name}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
+
+async function palette(command: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: WAIT });
+  await input.fill(`>${command}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor({ timeout: WAIT });
+  await page.keyboard.press('Enter');
+}
+
+async function pick(text: string): Promise<void> {
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: WAIT });
+  await input.fill(text);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first().waitFor({ timeout: WAIT });
+  await page.keyboard.press('Enter');
+}
+
+async function type(text: string): Promise<void> {
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: WAIT });
+  await input.fill(text);
+  await page.keyboard.press('Enter');
+}
+
+async function until(what: string, condition: () => boolean, timeoutMs = WAIT): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) {
+      await shot(`timeout-${what.replace(/\W+/g, '-')}`);
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+before(async () => {
+  if (skip) {
+    return;
+  }
+  fs.mkdirSync(SHOTS, { recursive: true });
+  base = fs.mkdtempSync(path.join(os.tmpdir(), 'agentic-e2e-'));
+  const env = serverEnv(base);
+  const settings = {
+    'agentic.server.pythonPath': PYTHON,
+    'agentic.server.env': { AGENTIC_LSP_CACHE_DIR: env.AGENTIC_LSP_CACHE_DIR, HF_HUB_OFFLINE: '1' },
+    'agentic.server.settings': { llm: { provider: 'scripted', script_path: '${script}' }, index: { watch: false } },
+  };
+  const made = makeWorkspace(base, { '.vscode/settings.json': JSON.stringify(settings, null, 2) });
+  root = made.root;
+  const userData = path.join(base, 'user-data');
+  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+  fs.writeFileSync(
+    path.join(userData, 'User', 'settings.json'),
+    JSON.stringify({
+      'workbench.startupEditor': 'none',
+      'workbench.tips.enabled': false,
+      'telemetry.telemetryLevel': 'off',
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'git.enabled': false,
+      'window.commandCenter': false,
+    }),
+  );
+  const csArgs = ['--user-data-dir', userData, '--extensions-dir', path.join(base, 'extensions'), '--config', path.join(base, 'code-server.yaml')];
+  const installed = spawnSync(process.execPath, [CODE_SERVER, ...csArgs, '--install-extension', VSIX], { env, encoding: 'utf8' });
+  assert.equal(installed.status, 0, installed.stderr + installed.stdout);
+  const port = await freePort();
+  codeServer = spawn(process.execPath, [CODE_SERVER, ...csArgs, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
+    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', root], { env });
+  codeServer.stdout?.on('data', (d) => (codeServerLog += d));
+  codeServer.stderr?.on('data', (d) => (codeServerLog += d));
+  await until('code-server to listen', () => codeServerLog.includes('HTTP server listening'), 30_000);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(root)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: WAIT });
+});
+
+after(async () => {
+  await browser?.close();
+  codeServer?.kill();
+  if (base) {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('the extension starts the server and shows the index in the status bar', { skip, timeout: 180_000 }, async () => {
+  const status = page.locator('.statusbar-item', { hasText: /agentic: \d+ files/ });
+  await status.waitFor({ timeout: WAIT });
+  assert.match(await status.innerText(), /agentic: [3-9] files/);
+  await shot('1-status-bar');
+});
+
+test('run a workflow from the palette, review the diff, accept through the refactor preview', { skip, timeout: 300_000 }, async () => {
+  await palette('Agentic: Run Workflow');
+  await pick('vscode_edit');
+  await type('Make the greeting friendlier');
+  const done = page.locator('.notification-toast', { hasText: 'is ready for review' });
+  await done.waitFor({ timeout: WAIT });
+  await shot('2-run-finished');
+  await done.getByRole('button', { name: 'Review' }).click();
+  const diff = page.locator('.monaco-diff-editor');
+  await diff.first().waitFor({ timeout: WAIT });
+  await page.locator('.monaco-diff-editor .modified', { hasText: 'Hello, ' }).first().waitFor({ timeout: WAIT });
+  await page.waitForTimeout(500);
+  await shot('3-diff-review');
+  assert.equal(fs.readFileSync(path.join(root, 'src', 'greet.py'), 'utf8'), GREET, 'nothing written before accept');
+
+  await page.locator('.editor-actions .action-label[aria-label="Accept"]').first().click();
+  const apply = page.getByRole('button', { name: 'Apply' });
+  await apply.waitFor({ timeout: WAIT });
+  await page.waitForTimeout(500);
+  await shot('4-refactor-preview');
+  // VS Code leaves edits that need confirmation unticked: applying none records nothing
+  await apply.click();
+  await page.locator('.notification-toast', { hasText: 'the edit was declined' }).first().waitFor({ timeout: WAIT });
+  assert.equal(fs.readFileSync(path.join(root, 'src', 'greet.py'), 'utf8'), GREET);
+  assert.equal(git(root, 'rev-list', '--count', 'HEAD'), '1');
+  await shot('4b-nothing-ticked-declined');
+  await page.locator('.editor-actions .action-label[aria-label="Accept"]').first().click();
+  await apply.waitFor({ timeout: WAIT });
+  await page.locator('.monaco-list-row[aria-label^="src/greet.py"] input.edit-checkbox').first().check();  // ticks its edits
+  await page.waitForTimeout(300);
+  await shot('4c-refactor-preview-checked');
+  await apply.click();
+  const expected = GREET.replace('    return "hello " + name', HELLO);
+  await until('the accepted file on disk', () => fs.readFileSync(path.join(root, 'src', 'greet.py'), 'utf8') === expected);
+  await until('the accept commit', () => git(root, 'rev-list', '--count', 'HEAD') === '2');
+  assert.equal(git(root, 'show', '--name-only', '--format=', 'HEAD'), 'src/greet.py');
+  await page.locator('.notification-toast', { hasText: 'Accepted' }).first().waitFor({ timeout: WAIT });
+  await shot('5-accepted');
+});
+
+test('the workflow graph of the run', { skip, timeout: 120_000 }, async () => {
+  await palette('Agentic: Show Workflow Graph');
+  await pick('Make the greeting friendlier');
+  const frame = page.frameLocator('iframe.webview').frameLocator('iframe');
+  await frame.locator('svg.workflow-graph g[data-node="code"]').waitFor({ timeout: WAIT });
+  assert.match((await frame.locator('svg.workflow-graph g[data-node="code"]').getAttribute('class')) ?? '', /\bok\b/);
+  await shot('6-workflow-graph');
+});
+
+// Known server gap (reported): VS Code answers `applied: true` after applying only the ticked
+// edits, and the server then records and commits the whole selection. This test states the
+// right outcome; node:test reports it as a todo until the server records what was applied.
+test('unticking one of two changes in the refactor preview applies and commits only the other', {
+  skip,
+  timeout: 180_000,
+  todo: 'agentic-lsp records the whole selection when the editor applied part of it',
+}, async () => {
+  await palette('Agentic: Run Workflow');
+  await pick('vscode_edit');
+  await type('Shout twice');
+  const done = page.locator('.notification-toast', { hasText: 'is ready for review' });
+  await done.waitFor({ timeout: WAIT });
+  await done.getByRole('button', { name: 'Accept' }).click();
+  const apply = page.getByRole('button', { name: 'Apply' });
+  await apply.waitFor({ timeout: WAIT });
+  await page.locator('.monaco-list-row[aria-label^="src/lines.py"] input.edit-checkbox').first().check();
+  await page.locator('.monaco-list-row[aria-label*="LINE_30"] input.edit-checkbox').first().uncheck();
+  await shot('7-one-of-two-ticked');
+  const commits = Number(git(root, 'rev-list', '--count', 'HEAD'));
+  await apply.click();
+  const lines = path.join(root, 'src', 'lines.py');
+  await until('the ticked change on disk', () => fs.readFileSync(lines, 'utf8').includes('LINE_3 = 3'));
+  await until('the accept commit', () => Number(git(root, 'rev-list', '--count', 'HEAD')) === commits + 1);
+  await shot('8-one-of-two-applied');
+  const disk = fs.readFileSync(lines, 'utf8');
+  assert.equal(disk, LINES.replace('line_3 = 3', 'LINE_3 = 3'), 'only the ticked change is applied');
+  assert.equal(`${git(root, 'show', 'HEAD:src/lines.py')}\n`, disk, 'the commit holds what was applied');
+});
