@@ -187,6 +187,9 @@ def report(result: dict[str, Any], files: int) -> None:
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}")  # fmt: skip
     print(f"workspace: {files} files; initialize answered in {result['init_ms']:.0f} ms")
+    before, after = result["load"]
+    print(f"load average (1 min) before/after: {before:.1f} / {after:.1f}; other processes "
+          "competing for the cores inflate every figure")  # fmt: skip
     done = result["index_done"]
     how = "finished" if done else "still running"
     print(f"measured {result['elapsed']:.1f} s of the cold index ({how}); "
@@ -226,7 +229,9 @@ def main() -> None:
     else:
         root = Path(tempfile.mkdtemp(prefix="lsp-bench-ws-"))
         paths = generate(root, args.files)
+    load_before = os.getloadavg()[0]
     result = asyncio.run(measure(root, paths, args.seconds))
+    result["load"] = (load_before, os.getloadavg()[0])
     report(result, len(paths))
 
 

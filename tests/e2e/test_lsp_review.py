@@ -215,7 +215,10 @@ async def test_stale_changeset_is_refused_and_the_users_edits_survive(
     with pytest.raises(JsonRpcException) as caught:
         await editor.command("agentic.acceptChangeset", {"changesetId": changeset.id})
     assert caught.value.code == -32803 and "app.py changed since" in caught.value.message
-    assert plain(caught.value.data)["kind"] == "stale"
+    data = plain(caught.value.data)
+    assert data["kind"] == "stale" and data["files"] == ["app.py"]
+    assert data["command"]["command"] == "agentic.refreshChangeset"
+    assert data["command"]["arguments"] == [{"changesetId": changeset.id}]
     assert "agentic.refreshChangeset" in caught.value.message
     assert editor.buffer("app.py") == typed and ws.read("app.py") == APP
     assert not editor.edits and ws.head().id == head

@@ -188,17 +188,16 @@ def fuzzy_symbols(table: SymbolTable, query: str, limit: int) -> list[tuple[floa
     """
     if not query:
         return []
-    lowered = query.lower()
-    subsequence = re.compile(".*?".join(re.escape(ch) for ch in lowered))
+    lowered, size = query.lower(), len(query)
+    subsequence = re.compile(".*?".join(re.escape(ch) for ch in lowered), re.IGNORECASE)
     prefixed: list[SymbolRef] = []
     others: list[SymbolRef] = []
     for path in table.paths():
         for symbol in table.symbols_in(path):
-            qualname = symbol.qualname.lower()
-            if not subsequence.search(qualname):
+            if not subsequence.search(symbol.qualname):
                 continue
             ref = SymbolRef(path, symbol)
-            if symbol.name.lower().startswith(lowered) or qualname.startswith(lowered):
+            if symbol.name[:size].lower() == lowered or symbol.qualname[:size].lower() == lowered:
                 prefixed.append(ref)
             else:
                 others.append(ref)

@@ -32,8 +32,9 @@ from lsprotocol import types as lsp
 from agentic_lsp.changes.changeset import Changeset
 from agentic_lsp.changes.diff import changeset_diff, split_lines
 from agentic_lsp.changes.service import LIVE_STATUSES, AcceptOutcome, AcceptPlan
-from agentic_lsp.errors import ChangesetError
+from agentic_lsp.errors import ChangesetError, StaleChangeset
 from agentic_lsp.lsp import convert
+from agentic_lsp.lsp.rpc import request_failed
 
 if TYPE_CHECKING:
     from agentic_lsp.lsp.server import AgenticLanguageServer
@@ -82,17 +83,20 @@ class Review:
             changeset = await asyncio.to_thread(service.get, changeset_id)
             targets = list(paths) if paths else [change.path for change in changeset.files]
             outcome: AcceptOutcome | None = None
-            if self.editor_can_apply(changeset, targets):
-                plan = await asyncio.to_thread(
-                    service.plan_accept, changeset_id, paths, hunks, buffers
-                )
-                outcome = await self._through_editor(root, plan, commit)
-            via = "editor" if outcome is not None else "disk"
-            if outcome is None:
-                outcome = await asyncio.to_thread(
-                    service.accept_on_disk, changeset_id, paths, hunks,
-                    commit=commit, buffers=buffers,
-                )  # fmt: skip
+            try:
+                if self.editor_can_apply(changeset, targets):
+                    plan = await asyncio.to_thread(
+                        service.plan_accept, changeset_id, paths, hunks, buffers
+                    )
+                    outcome = await self._through_editor(root, plan, commit)
+                via = "editor" if outcome is not None else "disk"
+                if outcome is None:
+                    outcome = await asyncio.to_thread(
+                        service.accept_on_disk, changeset_id, paths, hunks,
+                        commit=commit, buffers=buffers,
+                    )  # fmt: skip
+            except StaleChangeset as exc:
+                raise _stale_error(exc, changeset, _stale(root, changeset, buffers)) from exc
         await self.publish(root)
         return _outcome_json(root, outcome, via)
 
@@ -271,6 +275,16 @@ class Review:
                 await asyncio.wait_for(task, timeout=2)
             except (TimeoutError, asyncio.CancelledError):
                 task.cancel()
+
+
+def _stale_error(exc: StaleChangeset, changeset: Changeset, files: list[str]) -> Exception:
+    """RequestFailed naming the stale files and offering the refresh command."""
+    error = request_failed(exc)
+    refresh = {"changesetId": changeset.id}
+    error.data = {**(error.data or {}), "files": files, "command": {
+        "title": "Refresh changeset", "command": "agentic.refreshChangeset",
+        "arguments": [refresh]}}  # fmt: skip
+    return error
 
 
 def _stale(root: Root, changeset: Changeset, buffers: dict[str, str]) -> list[str]:
