@@ -152,7 +152,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    configure_logging(args.log_level or "INFO", args.log_file)
+    # Servers log their life at INFO; one-shot commands keep the terminal for their output.
+    quiet_default = "INFO" if args.command in ("serve", "mcp") else "WARNING"
+    configure_logging(args.log_level or quiet_default, args.log_file)
     handler: Handler = args.handler
     try:
         return handler(args)

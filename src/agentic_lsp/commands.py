@@ -29,7 +29,7 @@ def _workspace(path: Path) -> Path:
 
 def _settings(root: Path, args: argparse.Namespace) -> LoadedSettings:
     loaded = load_settings(root)
-    if args.log_level is None:
+    if args.log_level is None and loaded.source_of("log_level") != "default":
         configure_logging(loaded.settings.log_level, args.log_file)
     return loaded
 

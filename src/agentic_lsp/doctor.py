@@ -16,23 +16,10 @@ from pathlib import Path
 from agentic_lsp import __version__
 from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.errors import AgenticError
+from agentic_lsp.index.languages import CODE_LANGUAGES
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
-GRAMMARS = (
-    "python",
-    "javascript",
-    "typescript",
-    "tsx",
-    "go",
-    "rust",
-    "java",
-    "c",
-    "cpp",
-    "csharp",
-    "ruby",
-    "php",
-    "markdown",
-)
+GRAMMARS = (*sorted(CODE_LANGUAGES), "markdown")
 
 
 @dataclass(frozen=True)
