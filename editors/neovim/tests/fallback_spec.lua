@@ -21,6 +21,7 @@ H.run(function()
   H.step('no client outside a project', function()
     vim.cmd.edit(vim.env.AGENTIC_NVIM_OUTSIDE)
     H.eq(vim.bo.filetype, 'python', 'filetype')
+    H.eq(agentic.attach(0), nil, 'a client for a loose file')
     H.eq(#vim.lsp.get_clients({ name = 'agentic_lsp' }), 0, 'clients for a loose file')
   end)
 
@@ -95,8 +96,12 @@ H.run(function()
     local function edit(version)
       local change = {
         textDocument = { uri = vim.uri_from_bufnr(buf), version = version },
-        edits = { { range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 0 } },
-          newText = '# from the agent\n' } },
+        edits = {
+          {
+            range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 0 } },
+            newText = '# from the agent\n',
+          },
+        },
       }
       return handlers.apply_edit(nil, { edit = { documentChanges = { change } } }, { client_id = client.id })
     end
@@ -109,6 +114,22 @@ H.run(function()
     H.eq(answer.applied, true, 'current edit applied')
     H.eq(vim.api.nvim_buf_get_lines(buf, 0, 2, false), { '# from the agent', '# typed meanwhile' }, 'buffer')
     vim.cmd('edit!')
+  end)
+
+  H.step(':help agentic (tags build without errors)', function()
+    local rtp = vim.fn.tempname()
+    vim.fn.mkdir(rtp .. '/doc', 'p')
+    local doc = H.read(vim.g.agentic_test_plugin_dir .. '/doc/agentic.txt')
+    local handle = assert(io.open(rtp .. '/doc/agentic.txt', 'w'))
+    handle:write(doc)
+    handle:close()
+    vim.cmd('helptags ' .. vim.fn.fnameescape(rtp .. '/doc'))
+    vim.opt.runtimepath:append(rtp)
+    for _, tag in ipairs({ 'agentic-review', ':AgenticAccept', 'agentic.setup()', 'agentic-health' }) do
+      vim.cmd('help ' .. tag)
+      H.eq(vim.fs.basename(vim.api.nvim_buf_get_name(0)), 'agentic.txt', 'help for ' .. tag)
+      vim.cmd('helpclose')
+    end
   end)
 
   H.step(':checkhealth agentic', function()

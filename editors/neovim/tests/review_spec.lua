@@ -72,6 +72,12 @@ H.run(function()
     end)
   end)
 
+  H.step('command completion', function()
+    H.eq(vim.fn.getcompletion('AgenticRun nvim', 'cmdline'), { 'nvim_edit' }, 'workflow completion')
+    local words = vim.fn.getcompletion('AgenticAccept ', 'cmdline')
+    H.eq({ words[1], words[2], words[3] }, { 'hunk', 'file', 'all' }, 'accept completion')
+  end)
+
   H.step('search to quickfix', function()
     vim.cmd('AgenticSearch add two numbers')
     local list = H.wait('search results in the quickfix list', function()
@@ -247,10 +253,13 @@ H.run(function()
     local note = H.wait('the status notification', function()
       return H.note('agentic-lsp ')
     end)
-    H.contains(note.message, 'index ' , 'status')
+    H.contains(note.message, 'index ', 'status')
     H.contains(note.message, ': ready, ', 'status index state')
-    H.contains(note.message, 'run ' .. refined.id .. ': succeeded (nvim_edit) → changeset ' .. refined.changeset_id,
-      'status runs')
+    H.contains(
+      note.message,
+      'run ' .. refined.id .. ': succeeded (nvim_edit) → changeset ' .. refined.changeset_id,
+      'status runs'
+    )
   end)
 
   H.step(':checkhealth agentic', function()

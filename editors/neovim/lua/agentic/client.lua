@@ -135,8 +135,7 @@ function M.execute_sync(name, arg, timeout_ms, client)
     return nil, M.NOT_RUNNING
   end
   local params = command_params(name, arg)
-  local answer, err = send_sync(client, 'workspace/executeCommand', params,
-    timeout_ms or config.options.timeout_ms)
+  local answer, err = send_sync(client, 'workspace/executeCommand', params, timeout_ms or config.options.timeout_ms)
   if not answer then
     return nil, err or 'no answer'
   end

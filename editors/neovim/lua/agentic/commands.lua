@@ -9,14 +9,14 @@ end
 
 local workflow_cache = {}
 
---- Workflow names of the current client (asked once per client, for parsing and completion).
-function M.workflows()
+--- Workflow names of the current client (`fresh`: ask again instead of the cached list).
+function M.workflows(fresh)
   local client = require('agentic.client')
   local c = client.get()
   if not c then
     return {}
   end
-  if not workflow_cache[c.id] then
+  if fresh or not workflow_cache[c.id] then
     local result = client.execute_sync('listWorkflows', { root = client.folder_of(c) }, nil, c)
     if not result then
       return {}
@@ -31,7 +31,7 @@ end
 --- `[workflow] {task}`: the first word is the workflow when it names one and a task follows.
 function M.parse_run(text)
   local first, rest = text:match('^%s*(%S+)%s+(.-)%s*$')
-  if first and rest ~= '' and vim.tbl_contains(M.workflows(), first) then
+  if first and rest ~= '' and vim.tbl_contains(M.workflows(true), first) then
     return rest, first
   end
   return vim.trim(text), nil

@@ -143,17 +143,36 @@ local function set_keymaps(view, buf)
     return require('agentic.review')
   end
   local actions = {
-    accept_hunk = function() review().decide_here('accept', 'hunk') end,
-    reject_hunk = function() review().decide_here('reject', 'hunk') end,
-    accept_file = function() review().decide_here('accept', 'file') end,
-    reject_file = function() review().decide_here('reject', 'file') end,
-    next_file = function() M.step(1) end,
-    prev_file = function() M.step(-1) end,
-    close = function() M.close(view) end,
+    accept_hunk = function()
+      review().decide_here('accept', 'hunk')
+    end,
+    reject_hunk = function()
+      review().decide_here('reject', 'hunk')
+    end,
+    accept_file = function()
+      review().decide_here('accept', 'file')
+    end,
+    reject_file = function()
+      review().decide_here('reject', 'file')
+    end,
+    next_file = function()
+      M.step(1)
+    end,
+    prev_file = function()
+      M.step(-1)
+    end,
+    close = function()
+      M.close(view)
+    end,
   }
   for action, fn in pairs(actions) do
     if keys[action] then
-      vim.keymap.set('n', keys[action], fn, { buffer = buf, nowait = true, desc = 'agentic: ' .. action:gsub('_', ' ') })
+      vim.keymap.set(
+        'n',
+        keys[action],
+        fn,
+        { buffer = buf, nowait = true, desc = 'agentic: ' .. action:gsub('_', ' ') }
+      )
     end
   end
 end
@@ -165,8 +184,12 @@ local function render(view)
   local left_lines = file.op == 'create' and {} or text_lines(file.original)
   local right_lines = file.op == 'delete' and {} or text_lines(file.proposed)
   local texts = { left_lines, right_lines }
-  if view.shown == view.index and view.bufs and vim.api.nvim_buf_is_valid(view.bufs[1])
-    and vim.api.nvim_buf_is_valid(view.bufs[2]) then
+  if
+    view.shown == view.index
+    and view.bufs
+    and vim.api.nvim_buf_is_valid(view.bufs[1])
+    and vim.api.nvim_buf_is_valid(view.bufs[2])
+  then
     for i, buf in ipairs(view.bufs) do -- same file: new texts in place, windows and cursors stay
       vim.bo[buf].modifiable = true
       vim.api.nvim_buf_set_lines(buf, 0, -1, false, texts[i])
@@ -204,8 +227,16 @@ local function render(view)
   local position = ('[%d/%d]'):format(view.index, #cs.files)
   local stale = file.stale and ' ⚠ stale: :AgenticRefresh' or ''
   vim.wo[view.wins[1]].winbar = escape_bar(('original  %s  (%s)'):format(file.path, file.op))
-  vim.wo[view.wins[2]].winbar = escape_bar(('proposed  %s  %s %s · %s — %s%s'):format(
-    new_path or file.path, position, cs.id, file.status, cs.title or '', stale))
+  vim.wo[view.wins[2]].winbar = escape_bar(
+    ('proposed  %s  %s %s · %s — %s%s'):format(
+      new_path or file.path,
+      position,
+      cs.id,
+      file.status,
+      cs.title or '',
+      stale
+    )
+  )
   mark_hunks(view, file)
   for _, buf in ipairs(view.bufs) do
     vim.b[buf].agentic_changeset = cs.id
@@ -336,9 +367,18 @@ function M.close(view)
     return
   end
   M.views[view.tab] = nil
-  if vim.api.nvim_tabpage_is_valid(view.tab) and #vim.api.nvim_list_tabpages() > 1 then
-    vim.cmd('tabclose ' .. vim.api.nvim_tabpage_get_number(view.tab))
+  if not vim.api.nvim_tabpage_is_valid(view.tab) then
+    return
   end
+  if #vim.api.nvim_list_tabpages() > 1 then
+    vim.cmd('tabclose ' .. vim.api.nvim_tabpage_get_number(view.tab))
+    return
+  end
+  vim.cmd('diffoff!') -- the last tab: leave one empty window instead
+  vim.api.nvim_set_current_win(view.wins[1])
+  vim.cmd('only')
+  vim.cmd('enew')
+  vim.wo.winbar = ''
 end
 
 --- What the cursor designates in the current review tab, as a decision argument:

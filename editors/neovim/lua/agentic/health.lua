@@ -135,8 +135,10 @@ local function check_neovim()
   if vim.fn.has('nvim-0.11') == 1 then
     vim.health.ok(text .. ': vim.lsp.config / vim.lsp.enable available')
   elseif vim.fn.has('nvim-0.10') == 1 then
-    vim.health.warn(text .. ': no vim.lsp.config; the plugin starts the client with vim.lsp.start',
-      { 'Neovim 0.11+ is recommended' })
+    vim.health.warn(
+      text .. ': no vim.lsp.config; the plugin starts the client with vim.lsp.start',
+      { 'Neovim 0.11+ is recommended' }
+    )
   else
     vim.health.error(text .. ' is too old', { 'the plugin needs Neovim 0.10 or newer' })
   end
@@ -220,8 +222,10 @@ local function check_ollama(roots)
       return
     end
   end
-  vim.health.warn(('model %s is not pulled'):format(model),
-    { ('ollama pull %s, or set llm.model to one of: %s'):format(model, table.concat(names, ', ')) })
+  vim.health.warn(
+    ('model %s is not pulled'):format(model),
+    { ('ollama pull %s, or set llm.model to one of: %s'):format(model, table.concat(names, ', ')) }
+  )
 end
 
 local function check_index(clients)
@@ -237,9 +241,17 @@ local function check_index(clients)
       vim.health.error('index status unavailable: ' .. tostring(err))
     else
       for _, root in ipairs(result.roots or {}) do
-        local message = (root.message and root.message ~= vim.NIL and root.message ~= '') and (' — ' .. root.message) or ''
+        local message = (root.message and root.message ~= vim.NIL and root.message ~= '') and (' — ' .. root.message)
+          or ''
         local text = ('index of %s: %s, %d files, %d symbols, %d waiting for embeddings (%s store)%s'):format(
-          root.root, root.state, root.files or 0, root.symbols or 0, root.dense_pending or 0, root.store or '?', message)
+          root.root,
+          root.state,
+          root.files or 0,
+          root.symbols or 0,
+          root.dense_pending or 0,
+          root.store or '?',
+          message
+        )
         if root.state == 'ready' then
           vim.health.ok(text)
         elseif root.state == 'failed' or root.state == 'error' then

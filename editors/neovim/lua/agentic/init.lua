@@ -93,9 +93,12 @@ local function watch_progress()
       if value.percentage then
         table.insert(parts, value.percentage .. '%')
       end
-      events.notify(table.concat(vim.tbl_filter(function(p)
-        return p ~= nil and p ~= ''
-      end, parts), ' — '))
+      events.notify(table.concat(
+        vim.tbl_filter(function(p)
+          return p ~= nil and p ~= ''
+        end, parts),
+        ' — '
+      ))
     end,
   })
 end
@@ -215,8 +218,16 @@ function M.status(done)
       table.insert(lines, 'index: ' .. err)
     end
     for _, root in ipairs(result and result.roots or {}) do
-      table.insert(lines, ('index %s: %s, %d files, %d symbols%s'):format(root.root, root.state, root.files or 0,
-        root.symbols or 0, (root.dense_pending or 0) > 0 and (', %d to embed'):format(root.dense_pending) or ''))
+      table.insert(
+        lines,
+        ('index %s: %s, %d files, %d symbols%s'):format(
+          root.root,
+          root.state,
+          root.files or 0,
+          root.symbols or 0,
+          (root.dense_pending or 0) > 0 and (', %d to embed'):format(root.dense_pending) or ''
+        )
+      )
     end
     local runs = vim.tbl_values(events.runs)
     table.sort(runs, function(a, b)
@@ -224,8 +235,16 @@ function M.status(done)
     end)
     for _, run in ipairs(runs) do
       local workflow = run.workflow ~= vim.NIL and run.workflow or nil
-      table.insert(lines, ('run %s: %s%s%s%s'):format(run.id, run.status, workflow and (' (' .. workflow .. ')') or '',
-        run.stage and (' at ' .. run.stage) or '', run.changeset_id and (' → changeset ' .. run.changeset_id) or ''))
+      table.insert(
+        lines,
+        ('run %s: %s%s%s%s'):format(
+          run.id,
+          run.status,
+          workflow and (' (' .. workflow .. ')') or '',
+          run.stage and (' at ' .. run.stage) or '',
+          run.changeset_id and (' → changeset ' .. run.changeset_id) or ''
+        )
+      )
     end
     review().list(false, function(list_err, found)
       if list_err then

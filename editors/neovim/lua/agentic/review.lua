@@ -285,8 +285,9 @@ function M.rollback(id, done)
       if root then
         settle(root, result.files or {}, written, before)
       end
-      events.notify(('agentic: rolled back changeset %s (%s)'):format(result.changesetId,
-        table.concat(result.files or {}, ', ')))
+      events.notify(
+        ('agentic: rolled back changeset %s (%s)'):format(result.changesetId, table.concat(result.files or {}, ', '))
+      )
       diff.changed(result.changesetId)
       if done then
         done(nil, result)
@@ -324,7 +325,13 @@ function M.format_changeset(cs)
   end
   local stale = (cs.stale and #cs.stale > 0) and ' ⚠ stale' or ''
   return ('%s  %-18s %s  (%d file(s), %d pending change(s))%s'):format(
-    cs.id, cs.status, cs.title or '', #(cs.files or {}), pending, stale)
+    cs.id,
+    cs.status,
+    cs.title or '',
+    #(cs.files or {}),
+    pending,
+    stale
+  )
 end
 
 --- :AgenticChanges — pick a changeset (vim.ui.select) and open its review tab.
@@ -337,12 +344,15 @@ function M.changes(all)
       events.notify(all and 'agentic: no changesets' or 'agentic: no pending changesets')
       return
     end
-    vim.ui.select(found, { prompt = 'agentic changesets', format_item = M.format_changeset, kind = 'agentic.changeset' },
+    vim.ui.select(
+      found,
+      { prompt = 'agentic changesets', format_item = M.format_changeset, kind = 'agentic.changeset' },
       function(choice)
         if choice then
           diff.open(choice.id)
         end
-      end)
+      end
+    )
   end)
 end
 

@@ -10,7 +10,8 @@ function M.items(result)
   local items = {}
   for _, hit in ipairs(result.results or {}) do
     local label = hit.signature ~= nil and hit.signature ~= vim.NIL and hit.signature ~= '' and hit.signature
-      or (hit.symbol ~= vim.NIL and hit.symbol) or hit.path
+      or (hit.symbol ~= vim.NIL and hit.symbol)
+      or hit.path
     table.insert(items, {
       filename = vim.uri_to_fname(hit.uri),
       lnum = hit.range.start.line + 1,
@@ -118,8 +119,10 @@ function M.search(query, opts)
     local name = M.picker_name()
     local ok, failure = pcall(pickers[name] or pickers.quickfix, items, title)
     if not ok then
-      events.notify(('agentic: %s picker failed (%s); results are in the quickfix list'):format(name, failure),
-        vim.log.levels.WARN)
+      events.notify(
+        ('agentic: %s picker failed (%s); results are in the quickfix list'):format(name, failure),
+        vim.log.levels.WARN
+      )
       pickers.quickfix(items, title)
     end
   end, c)
