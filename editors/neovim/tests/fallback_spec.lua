@@ -43,7 +43,8 @@ H.run(function()
   H.step('search through the API', function()
     local items
     H.wait('the index', function()
-      local state = require('agentic.events').index[root]
+      local index = require('agentic.events').index
+      local state = index[root] or index[vim.uv.fs_realpath(root)]
       return state and state.state == 'ready'
     end)
     agentic.search('add two numbers', {

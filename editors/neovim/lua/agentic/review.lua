@@ -126,7 +126,7 @@ end
 
 --- Bring buffers of `paths` (relative to `root`) in line with what the decision did.
 ---@param written table<string, boolean> paths the server wrote to disk
----@param before table<string, boolean> modified flags before the decision
+---@param before table<string, boolean> modified flags before the decision (absent: not loaded)
 local function settle(root, paths, written, before)
   for _, rel in ipairs(paths) do
     local path = vim.fs.normalize(root .. '/' .. rel)
@@ -137,7 +137,7 @@ local function settle(root, paths, written, before)
         vim.bo[buf].modified = false
       elseif written[rel] and not vim.bo[buf].modified then
         vim.cmd.checktime(buf)
-      elseif vim.bo[buf].modified and before[path] == false and config.options.save_after_accept then
+      elseif vim.bo[buf].modified and not before[path] and config.options.save_after_accept then
         vim.api.nvim_buf_call(buf, function()
           vim.cmd('silent noautocmd write')
         end)
