@@ -423,7 +423,9 @@ class Indexer:
             self.overlays.pop(path, None)
         else:
             self.overlays[path] = text
-        return self.update_paths([path])
+        # Typing must not wait for the embedding model to load: until it has, the buffer is
+        # searchable lexically and by symbol, and the next sync embeds it.
+        return self.update_paths([path], embed=self.embedder_ready())
 
     def dense_pending(self) -> int:
         return self.store.count("files", Where(has_dense=False))

@@ -6,6 +6,7 @@ Readers get copies, so a lookup never sees a half-replaced file.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
@@ -103,14 +104,36 @@ class SymbolTable:
         return refs
 
     def fuzzy(self, query: str, limit: int = 50) -> list[tuple[float, SymbolRef]]:
+        """Best ``limit`` symbols for ``query`` by :func:`fuzzy_score`, ties by path and line.
+
+        A compiled subsequence test drops what the query cannot match before scoring, and when
+        at least ``limit`` names (or qualified names) start with the query only those are
+        scored: a prefix match scores above 0.85, the best any other match can reach.
+        """
+        if not query:
+            return []
+        lowered, size = query.lower(), len(query)
+        subsequence = re.compile(".*?".join(re.escape(ch) for ch in lowered), re.IGNORECASE)
         with self._lock:
             items = [(p, s) for p, syms in self._by_path.items() for s in syms]
-        scored = []
+        prefixed: list[SymbolRef] = []
+        others: list[SymbolRef] = []
         for path, symbol in items:
-            score = max(fuzzy_score(query, symbol.name), 0.95 * fuzzy_score(query, symbol.qualname))
+            if not subsequence.search(symbol.qualname):
+                continue
+            ref = SymbolRef(path, symbol)
+            if symbol.name[:size].lower() == lowered or symbol.qualname[:size].lower() == lowered:
+                prefixed.append(ref)
+            else:
+                others.append(ref)
+        candidates = prefixed if len(prefixed) >= limit else prefixed + others
+        scored = []
+        for ref in candidates:
+            name, qualname = ref.symbol.name, ref.symbol.qualname
+            score = max(fuzzy_score(query, name), 0.95 * fuzzy_score(query, qualname))
             if score > 0:
-                scored.append((score, SymbolRef(path, symbol)))
-        scored.sort(key=lambda t: (-t[0], t[1].path, t[1].symbol.start_line))
+                scored.append((score, ref))
+        scored.sort(key=lambda item: (-item[0], item[1].path, item[1].symbol.start_line))
         return scored[:limit]
 
     def definitions(self, name: str, from_path: str | None = None) -> list[SymbolRef]:
