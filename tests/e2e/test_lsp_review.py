@@ -197,8 +197,10 @@ async def test_partial_accept_by_hunk_and_file_and_reject(ws: Repo, editor: Edit
     assert ws.read("util.py") == UTIL and "APP LINE 30" not in ws.read("app.py")
     shown = await _show(editor, changeset.id)
     statuses = {f["path"]: f["status"] for f in shown["files"]}
-    assert statuses == {"app.py": "partially_accepted", "util.py": "rejected",
+    # app.py: one hunk accepted, the other rejected: fully decided, so no longer pending.
+    assert statuses == {"app.py": "accepted", "util.py": "rejected",
                         "new.py": "accepted"}  # fmt: skip
+    assert shown["status"] == "accepted"
     with pytest.raises(JsonRpcException, match="nothing left to accept"):
         await editor.command("agentic.acceptChangeset", {"changesetId": changeset.id})
     ws.assert_user_work_intact()

@@ -143,7 +143,8 @@ class FileChange(BaseModel):
         elif statuses == {"rejected"}:
             self.status = "rejected"
         elif "accepted" in statuses:
-            self.status = "partially_accepted"
+            # Some hunks accepted: "partially" while others still wait, else fully decided.
+            self.status = "partially_accepted" if "pending" in statuses else "accepted"
         else:
             self.status = "pending"
 
@@ -187,7 +188,8 @@ class Changeset(BaseModel):
         elif statuses == {"rejected"}:
             self.status = "rejected"
         elif statuses & {"accepted", "partially_accepted"}:
-            self.status = "partially_accepted"
+            undecided = statuses & {"pending", "partially_accepted"}
+            self.status = "partially_accepted" if undecided else "accepted"
         else:
             self.status = "pending"
 
