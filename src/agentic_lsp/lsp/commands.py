@@ -303,4 +303,5 @@ async def rollback(ls: AgenticLanguageServer, args: RollbackArgs) -> dict[str, A
         root = _changeset_root(ls, args.changeset_id, args.root)
     else:
         root = ls.workspaces.choose(args.root)
-    return await ls.review.rollback(root, args.changeset_id)
+    result = await ls.review.rollback(root, args.changeset_id)
+    return {**result, "root": str(root.path)}

@@ -172,7 +172,9 @@ async def in_thread(fn: Callable[..., T], *args: Any) -> T:
 
 def parse_args(command: str, model: type[Model], args: tuple[Any, ...], shape: str) -> Model:
     """The single object argument of ``command`` validated by ``model``; InvalidParams saying
-    what is expected otherwise."""
+    what is expected otherwise. An empty list stands for an empty object (Lua tables)."""
+    if args and args[0] == []:
+        args = ({}, *args[1:])
     if len(args) > 1 or (args and not isinstance(args[0], dict)):
         raise invalid_params(f"{command} expects one object argument: {shape}")
     try:

@@ -250,6 +250,8 @@ def create_server(
     @server.feature(lsp.INITIALIZE)
     async def initialize(ls: AgenticLanguageServer, params: lsp.InitializeParams) -> None:
         options = params.initialization_options
+        if isinstance(options, list) and not options:
+            options = None  # an empty Lua table arrives as JSON [] from Neovim
         if options is not None and not isinstance(options, Mapping):
             raise invalid_params("initializationOptions must be an object of settings")
         ls.init_options = dict(options or {})
