@@ -14,10 +14,13 @@ install: $(PY)
 demo: $(PY)
 	HF_HUB_OFFLINE=1 $(BIN)/agentic-lsp demo
 
-# pytest exits 5 when it collects nothing: that is a failure here too.
+# Everything: Python (unit, integration, LSP/MCP end to end, headless Neovim), then the VS Code
+# extension (npm). pytest exits 5 when it collects nothing: that is a failure here too.
 test: $(PY)
+	bash scripts/install-neovim.sh >/dev/null
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -ra $(PYTEST_ARGS); \
 	  status=$$?; [ $$status -ne 5 ] || { echo "no tests were collected" >&2; exit 1; }; exit $$status
+	bash scripts/test-vscode.sh
 
 lint: $(PY)
 	$(BIN)/ruff check src tests benchmarks
