@@ -170,6 +170,13 @@ test('run a workflow from the palette, review the diff, accept through the refac
   await shot('3-diff-review');
   assert.equal(fs.readFileSync(path.join(root, 'src', 'greet.py'), 'utf8'), GREET, 'nothing written before accept');
 
+  await palette('Agentic: Show Pending Changes');
+  const tree = page.locator('.pane', { hasText: 'Pending Changes' });
+  await tree.locator('.monaco-list-row', { hasText: 'Make the greeting friendlier' }).waitFor({ timeout: WAIT });
+  await tree.locator('.monaco-list-row', { hasText: 'src/greet.py' }).locator('.monaco-tl-twistie').click();
+  await tree.locator('.monaco-list-row', { hasText: 'line 2' }).waitFor({ timeout: WAIT });
+  await shot('3b-pending-changes');
+
   await page.locator('.editor-actions .action-label[aria-label="Accept"]').first().click();
   const apply = page.getByRole('button', { name: 'Apply' });
   await apply.waitFor({ timeout: WAIT });
@@ -232,4 +239,18 @@ test('unticking one of two changes in the refactor preview applies and commits o
   const disk = fs.readFileSync(lines, 'utf8');
   assert.equal(disk, LINES.replace('line_3 = 3', 'LINE_3 = 3'), 'only the ticked change is applied');
   assert.equal(`${git(root, 'show', 'HEAD:src/lines.py')}\n`, disk, 'the commit holds what was applied');
+});
+
+test('a server that cannot start says why and how to fix it', { skip, timeout: 120_000 }, async () => {
+  const settings = path.join(root, '.vscode', 'settings.json');
+  const broken = { ...JSON.parse(fs.readFileSync(settings, 'utf8')), 'agentic.server.pythonPath': path.join(base, 'no-such-python') };
+  fs.writeFileSync(settings, JSON.stringify(broken, null, 2));
+  const restart = page.locator('.notification-toast', { hasText: 'restart the server to apply' });
+  await restart.waitFor({ timeout: WAIT });
+  await restart.getByRole('button', { name: 'Restart' }).click();
+  const error = page.locator('.notification-toast', { hasText: 'agentic.server.pythonPath is set to' });
+  await error.waitFor({ timeout: WAIT });
+  assert.match(await error.innerText(), /Fix or clear the agentic\.server\.pythonPath setting/);
+  await page.locator('.statusbar-item', { hasText: 'agentic: server failed' }).waitFor({ timeout: WAIT });
+  await shot('9-server-missing');
 });
