@@ -53,6 +53,9 @@ class IndexSettings(_Section):
     function_embed_files: int = Field(
         8, ge=0, le=1000, description="Phase 2 embeds functions of this many top files on demand."
     )
+    function_embed_budget: int = Field(
+        160, ge=0, le=100_000, description="At most this many function embeddings per query."
+    )
     watch: bool = True
     debounce_ms: int = Field(150, ge=0, le=60_000)
 

@@ -148,6 +148,12 @@ def test_function_embeddings_are_selective(repo: Path) -> None:
     embedded = engine.indexer.ensure_function_vectors(["src/billing/tax.py"])
     assert embedded == 1
     assert store.count("functions", Where(has_dense=True)) == 1
+    # A per-query budget cuts the tail: best files first, the rest wait for a later query.
+    paths = ["src/billing/invoice.py", "web/src/retry.ts"]
+    assert engine.indexer.ensure_function_vectors(paths, budget=2) == 2
+    invoice = Where(paths=["src/billing/invoice.py"], has_dense=True)
+    assert store.count("functions", invoice) == 2
+    assert store.count("functions", Where(paths=["web/src/retry.ts"], has_dense=True)) == 0
     close(engine)
 
 

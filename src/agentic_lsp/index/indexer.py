@@ -101,17 +101,16 @@ class Indexer:
     def load_state(self) -> None:
         """Rebuild records and the symbol table from the store: no file is read or parsed."""
         records: dict[str, FileRecord] = {}
+        imports: dict[str, list[str]] = {}
         for hit in self.store.scroll("files"):
             p = hit.payload
             records[p["path"]] = FileRecord(
                 p["path"], p["content_hash"], int(p["size"]), int(p["mtime_ns"]), p.get("language")
             )
+            imports[p["path"]] = list(p.get("imports") or [])
         by_path: dict[str, list] = {}
-        imports: dict[str, list[str]] = {}
         for hit in self.store.scroll("functions"):
             by_path.setdefault(hit.payload["path"], []).append(symbol_from_payload(hit.payload))
-        for hit in self.store.scroll("files"):
-            imports[hit.payload["path"]] = list(hit.payload.get("imports") or [])
         self.records = records
         for path in records:
             syms = sorted(by_path.get(path, []), key=lambda s: (s.start_line, s.qualname))
@@ -154,8 +153,9 @@ class Indexer:
                 self.embed_files(builds, summary, progress, cancel)
             except Cancelled:
                 summary.cancelled = True
+        if summary.parsed or summary.removed or summary.embedded or summary.embed_reused:
+            self.store.flush()
         summary.timings["total"] = time.perf_counter() - started
-        self.store.flush()
         return summary
 
     def _may_have_changed(self, found: DiscoveredFile) -> bool:
@@ -324,7 +324,8 @@ class Indexer:
         t0 = time.perf_counter()
         done = 0
         for collection, table in (("files", texts), ("sections", section_texts)):
-            items = list(table.items())
+            # Similar lengths in one batch: the model pads every text to the batch's longest.
+            items = sorted(table.items(), key=lambda kv: len(kv[1][1]))
             for start in range(0, len(items), EMBED_BATCH):
                 if cancel():
                     raise Cancelled("embedding cancelled")
@@ -344,8 +345,11 @@ class Indexer:
         summary.timings["embed"] = time.perf_counter() - t0
         clock.tick(total, "embedded", force=True)
 
-    def ensure_function_vectors(self, paths: Sequence[str], cancel: CancelFn | None = None) -> int:
-        """Selective function embeddings: only for ``paths`` (phase-2 files), cached by hash."""
+    def ensure_function_vectors(
+        self, paths: Sequence[str], cancel: CancelFn | None = None, budget: int | None = None
+    ) -> int:
+        """Selective function embeddings: only for ``paths`` (phase-2 files, best first), at most
+        ``budget`` of them per call, cached by content hash so later queries reuse them."""
         cancel = cancel or _never
         missing = list(self.store.scroll("functions", Where(paths=list(paths), has_dense=False)))
         if not missing:
@@ -356,7 +360,10 @@ class Indexer:
         from agentic_lsp.index.documents import content_hash
 
         items: list[tuple[str, tuple[str, str]]] = []
-        for path, keys in wanted.items():
+        for path in dict.fromkeys(paths):  # best files first, so a budget cuts the tail
+            keys = wanted.get(path)
+            if not keys:
+                continue
             if cancel():
                 raise Cancelled("function embedding cancelled")
             build = self._rebuild(path)
@@ -366,6 +373,9 @@ class Indexer:
                 digest = content_hash(text)
                 if key in keys and keys[key] == digest:
                     items.append((key, (digest, text)))
+            if budget is not None and len(items) >= budget:
+                items = items[:budget]
+                break
         vectors = self._vectors([v for _, v in items], FUNCTION_MAX_TOKENS)
         with self._write_lock:
             self.store.set_dense(

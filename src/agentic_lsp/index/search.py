@@ -159,8 +159,10 @@ class Searcher:
         embedded = 0
         dense: list[float] | None = None
         try:
-            budget = self.indexer.settings.index.function_embed_files
-            embedded = self.indexer.ensure_function_vectors(paths[:budget])
+            idx = self.indexer.settings.index
+            embedded = self.indexer.ensure_function_vectors(
+                paths[: idx.function_embed_files], budget=idx.function_embed_budget
+            )
             dense = self.indexer.embedder().embed_query(query)
         except EmbedderUnavailable as exc:
             notes.append(f"function embeddings unavailable ({exc.message}); lexical only")
