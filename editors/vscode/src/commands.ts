@@ -1,5 +1,7 @@
 /** The "Agentic" commands of the palette, the tree view and the diff editor's title bar. */
 
+import * as fs from 'fs';
+import * as path from 'path';
 import * as vscode from 'vscode';
 import { openChangesetReview, openFileDiff, type ChangesetStore, type ReviewDocuments } from './changesetViews';
 import type { AgenticClient } from './client';
@@ -456,6 +458,7 @@ export class Commands {
         () => this.client.command<AcceptResult | ChangesetJson>(command, args),
       );
       if (kind === 'accept') {
+        await saveWhatTheServerWrote(result as AcceptResult);
         void vscode.window.showInformationMessage(acceptSummary(result as AcceptResult));
       } else {
         void vscode.window.showInformationMessage(`Rejected ${what}.`);
@@ -545,6 +548,29 @@ export class Commands {
     } catch (error) {
       void vscode.window.showErrorMessage(formatUserError(error, command));
       return undefined;
+    }
+  }
+}
+
+/**
+ * The server also wrote (and committed) the accepted files whose buffers were clean before the
+ * accept; their buffers now hold the same text as the disk but show as modified. Save those,
+ * and only when buffer and disk agree, so no unsaved work of the user is ever written.
+ */
+async function saveWhatTheServerWrote(result: AcceptResult): Promise<void> {
+  const root = result.changeset.root;
+  for (const rel of result.written) {
+    const file = path.join(root, rel);
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === file);
+    if (!doc?.isDirty) {
+      continue;
+    }
+    try {
+      if (fs.readFileSync(file, 'utf8') === doc.getText()) {
+        await doc.save();
+      }
+    } catch {
+      // a file that cannot be read stays as the editor has it
     }
   }
 }

@@ -86,6 +86,13 @@ async function type(text: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
+async function runWorkflow(task: string): Promise<void> {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Agentic: Run Workflow');
+  await pick('vscode_edit');
+  await type(task);
+}
+
 async function until(what: string, condition: () => boolean, timeoutMs = WAIT): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -156,9 +163,7 @@ test('the extension starts the server and shows the index in the status bar', { 
 });
 
 test('run a workflow from the palette, review the diff, accept through the refactor preview', { skip, timeout: 300_000 }, async () => {
-  await palette('Agentic: Run Workflow');
-  await pick('vscode_edit');
-  await type('Make the greeting friendlier');
+  await runWorkflow('Make the greeting friendlier');
   const done = page.locator('.notification-toast', { hasText: 'is ready for review' });
   await done.waitFor({ timeout: WAIT });
   await shot('2-run-finished');
@@ -214,9 +219,7 @@ test('the workflow graph of the run', { skip, timeout: 120_000 }, async () => {
 test('the lightbulb on a pending change accepts it through the refactor preview', { skip, timeout: 180_000 }, async () => {
   const greet = path.join(root, 'src', 'greet.py');
   const before = fs.readFileSync(greet, 'utf8');
-  await palette('Agentic: Run Workflow');
-  await pick('vscode_edit');
-  await type('Document greet');
+  await runWorkflow('Document greet');
   await page.locator('.notification-toast', { hasText: 'is ready for review' }).waitFor({ timeout: WAIT });
   await page.keyboard.press('Control+Shift+E');
   const explorer = page.locator('.explorer-folders-view');
@@ -240,6 +243,9 @@ test('the lightbulb on a pending change accepts it through the refactor preview'
   await page.locator('.notification-toast', { hasText: 'Accepted "Document greet"' }).waitFor({ timeout: WAIT });
   await until('the docstring on disk', () => fs.readFileSync(greet, 'utf8') === before.replace('def greet(name):\n', 'def greet(name):\n    """Greet."""\n'));
   assert.equal(git(root, 'show', '--name-only', '--format=', 'HEAD'), 'src/greet.py');
+  const tab = page.locator('.tabs-container .tab', { hasText: 'greet.py' }).first();
+  await page.locator('.tabs-container .tab.dirty').first().waitFor({ state: 'detached', timeout: WAIT });
+  assert.doesNotMatch((await tab.getAttribute('class')) ?? '', /\bdirty\b/);
   await shot('11-lightbulb-accepted');
 });
 
@@ -251,9 +257,7 @@ test('unticking one of two changes in the refactor preview applies and commits o
   timeout: 180_000,
   todo: 'agentic-lsp records the whole selection when the editor applied part of it',
 }, async () => {
-  await palette('Agentic: Run Workflow');
-  await pick('vscode_edit');
-  await type('Shout twice');
+  await runWorkflow('Shout twice');
   const done = page.locator('.notification-toast', { hasText: 'is ready for review' });
   await done.waitFor({ timeout: WAIT });
   await done.getByRole('button', { name: 'Accept' }).click();
@@ -269,8 +273,10 @@ test('unticking one of two changes in the refactor preview applies and commits o
   await until('the accept commit', () => Number(git(root, 'rev-list', '--count', 'HEAD')) === commits + 1);
   await shot('8-one-of-two-applied');
   const disk = fs.readFileSync(lines, 'utf8');
-  assert.equal(disk, LINES.replace('line_3 = 3', 'LINE_3 = 3'), 'only the ticked change is applied');
-  assert.equal(`${git(root, 'show', 'HEAD:src/lines.py')}\n`, disk, 'the commit holds what was applied');
+  const head = `${git(root, 'show', 'HEAD:src/lines.py')}\n`;
+  const has = (text: string) => `LINE_3 ${text.includes('LINE_3')}, LINE_30 ${text.includes('LINE_30')}`;
+  assert.equal(disk, LINES.replace('line_3 = 3', 'LINE_3 = 3'), `only the ticked change is applied (disk: ${has(disk)}; HEAD: ${has(head)})`);
+  assert.equal(head, disk, 'the commit holds what was applied');
 });
 
 test('a server that cannot start says why and how to fix it', { skip, timeout: 120_000 }, async () => {
