@@ -10,6 +10,7 @@ import { REVIEW_SCHEME } from './logic/changesetModel';
 import { IndexStates } from './logic/indexState';
 import { ServerCommand, type AgenticEvent, type IndexStatus } from './logic/protocol';
 import { RunTracker } from './logic/runTracker';
+import { ReviewCommands } from './reviewCommands';
 import { SECTION } from './settings';
 
 const CHANGESET_EVENTS = new Set([
@@ -35,17 +36,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Agenti
   const runLog = vscode.window.createOutputChannel('Agentic Runs');
   const tracker = new RunTracker();
   const indexStates = new IndexStates();
-  let commands: Commands | undefined;
+  let review: ReviewCommands | undefined;
   const middleware: Middleware = {
     executeCommand: (command, args, next) =>
-      commands ? commands.serverCommand(command, args, async (c, a) => next(c, a)) : next(command, args),
+      review ? review.serverCommand(command, args, async (c, a) => next(c, a)) : next(command, args),
   };
   const client = new AgenticClient(output, middleware);
   active = client;
   const store = new ChangesetStore(client);
   const reviewDocs = new ReviewDocuments(store);
   const graph = new GraphPanel(tracker);
-  commands = new Commands(client, store, reviewDocs, tracker, graph, runLog);
+  review = new ReviewCommands(client, store, reviewDocs);
+  const commands = new Commands(client, store, tracker, graph, runLog, review);
   commands.register(context);
 
   const tree = vscode.window.createTreeView('agenticPendingChanges', {

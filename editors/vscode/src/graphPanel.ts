@@ -2,7 +2,8 @@
 
 import * as vscode from 'vscode';
 import type { RunState, RunTracker } from './logic/runTracker';
-import { graphHtml, marksFromStages } from './logic/workflowGraph';
+import { graphHtml } from './logic/graphPage';
+import { marksFromStages } from './logic/workflowGraph';
 
 type Shown = { kind: 'run'; runId: string } | { kind: 'workflow'; name: string };
 

@@ -350,62 +350,6 @@ export function renderSvg(graph: Graph, marks: GraphMarks = {}): string {
   return parts.join('\n');
 }
 
-export interface GraphPage {
-  title: string;
-  subtitle: string;
-  mermaid: string;
-  marks: GraphMarks;
-  cspSource: string;
-}
-
-/** The whole webview page: the SVG, a legend, and the mermaid source (no script). */
-export function graphHtml(page: GraphPage): string {
-  const graph = parseMermaid(page.mermaid);
-  const svg = graph.nodes.length
-    ? renderSvg(graph, page.marks)
-    : '<p class="empty">The server returned no graph.</p>';
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline' ${page.cspSource}; img-src ${page.cspSource} data:;">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>${escapeXml(page.title)}</title>
-<style>
-  body { font-family: var(--vscode-font-family, sans-serif); color: var(--vscode-foreground, #333); padding: 12px 18px; }
-  h1 { font-size: 1.2em; margin: 0 0 2px 0; }
-  .subtitle { opacity: 0.8; margin-bottom: 12px; }
-  .node rect { fill: var(--vscode-editorWidget-background, #f2f0ff); stroke: var(--vscode-editorWidget-border, #8a80d8); stroke-width: 1.2; }
-  .node text { fill: var(--vscode-editor-foreground, #222); font-size: 13px; font-family: var(--vscode-editor-font-family, monospace); }
-  .node.terminal rect { fill: var(--vscode-badge-background, #bfb6fc); }
-  .node.terminal text { fill: var(--vscode-badge-foreground, #222); }
-  .node.ok rect { fill: var(--vscode-testing-iconPassed, #388a34); fill-opacity: 0.25; stroke: var(--vscode-testing-iconPassed, #388a34); }
-  .node.failed rect { fill: var(--vscode-testing-iconFailed, #c72e0f); fill-opacity: 0.25; stroke: var(--vscode-testing-iconFailed, #c72e0f); }
-  .node.current rect { fill: var(--vscode-focusBorder, #007fd4); fill-opacity: 0.35; stroke: var(--vscode-focusBorder, #007fd4); stroke-width: 3; }
-  .node.current text { font-weight: bold; }
-  .edge { fill: none; stroke: var(--vscode-editorLineNumber-foreground, #888); stroke-width: 1.3; }
-  .edge.dotted { stroke-dasharray: 4 3; }
-  .arrowhead { fill: var(--vscode-editorLineNumber-foreground, #888); }
-  .edge-label { fill: var(--vscode-descriptionForeground, #666); font-size: 11px; }
-  .legend span { display: inline-block; margin-right: 14px; }
-  .legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: middle; border-radius: 3px; }
-  .legend .current { background: var(--vscode-focusBorder, #007fd4); }
-  .legend .ok { background: var(--vscode-testing-iconPassed, #388a34); }
-  .legend .failed { background: var(--vscode-testing-iconFailed, #c72e0f); }
-  details { margin-top: 16px; }
-  pre { background: var(--vscode-textCodeBlock-background, #f4f4f4); padding: 8px; overflow: auto; }
-</style>
-</head>
-<body>
-<h1>${escapeXml(page.title)}</h1>
-<div class="subtitle">${escapeXml(page.subtitle)}</div>
-<div class="legend"><span><i class="current"></i>running now</span><span><i class="ok"></i>finished</span><span><i class="failed"></i>failed</span><span>dotted: conditional route</span></div>
-${svg}
-<details><summary>Mermaid source</summary><pre>${escapeXml(page.mermaid)}</pre></details>
-</body>
-</html>`;
-}
-
 /** Marks from a run's stage history: the running stage, and the last verdict of each other. */
 export function marksFromStages(
   current: string | null,

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { cleanLabel, graphHtml, layoutGraph, marksFromStages, parseMermaid, renderSvg } from '../../src/logic/workflowGraph';
+import { graphHtml } from '../../src/logic/graphPage';
+import { cleanLabel, layoutGraph, marksFromStages, parseMermaid, renderSvg } from '../../src/logic/workflowGraph';
 
 const FIXTURES = path.join(__dirname, '../../../test/fixtures');
 const BUG_FIX = fs.readFileSync(path.join(FIXTURES, 'bug_fix.mmd'), 'utf8');
