@@ -268,7 +268,8 @@ BAD_ARGUMENTS = [
     ("agentic.acceptChangeset", [{"changesetId": "x", "hunks": ["a"]}], "hunks"),
     ("agentic.acceptChangeset", [{"changesetId": "x", "path": "a", "paths": ["b"]}], "either"),
     ("agentic.rejectChangeset", [{"changesetId": ""}], "changesetId"),
-    ("agentic.refreshChangeset", [[]], "expects one object argument"),
+    ("agentic.refreshChangeset", [[1]], "expects one object argument"),
+    ("agentic.refreshChangeset", [[]], "changesetId: Field required"),  # [] is {} (Lua tables)
     ("agentic.rollback", [{"changesetId": 5}], "changesetId"),
     ("agentic.refine", [{"changesetId": "x"}], "feedback"),
     ("agentic.listWorkflows", [{"root": 1}], "root"),

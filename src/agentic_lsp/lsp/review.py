@@ -30,6 +30,7 @@ import watchfiles
 from lsprotocol import types as lsp
 
 from agentic_lsp.changes.changeset import Changeset
+from agentic_lsp.changes.confirm import narrow_to_applied
 from agentic_lsp.changes.diff import changeset_diff, split_lines
 from agentic_lsp.changes.service import LIVE_STATUSES, AcceptOutcome, AcceptPlan
 from agentic_lsp.errors import ChangesetError, StaleChangeset
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 SOURCE = "agentic"
 PUBLISH_DEBOUNCE_S = 0.2
+CONFIRM_WAIT_S = 1.5
 
 
 class Review:
@@ -121,9 +123,35 @@ class Review:
                 f"the editor did not apply changeset {plan.changeset.id}: {reason}",
                 "nothing was recorded; review it again and accept",
             )
+        plan, notes = narrow_to_applied(plan, await self._buffers_after_edit(root, plan))
         service = root.engine.changes
+        if not plan.selection:
+            raise ChangesetError(
+                f"the editor applied none of changeset {plan.changeset.id}'s selected changes",
+                "nothing was recorded; review it again and accept",
+            )
         write_disk = commit and service.git.available
-        return await asyncio.to_thread(service.finish_accept, plan, write_disk=write_disk)
+        outcome = await asyncio.to_thread(service.finish_accept, plan, write_disk=write_disk)
+        outcome.notes.extend(notes)
+        return outcome
+
+    async def _buffers_after_edit(self, root: Root, plan: AcceptPlan) -> dict[str, str]:
+        """The editor's buffers once its didOpen/didChange for the applied edit have arrived.
+
+        An editor may open a file to apply an edit and may apply only part of it; wait briefly
+        until every modified file is open and no longer shows its base text.
+        """
+        paths = [p for p in plan.selection if plan.changeset.file(p).op == "modify"]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CONFIRM_WAIT_S
+        while True:
+            buffers = self.server.workspaces.buffers(root)
+            settled = all(
+                p in buffers and buffers[p] != plan.changeset.file(p).original for p in paths
+            )
+            if settled or loop.time() >= deadline:
+                return buffers
+            await asyncio.sleep(0.02)
 
     async def reject(
         self,
