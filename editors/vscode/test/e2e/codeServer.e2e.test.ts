@@ -249,13 +249,11 @@ test('the lightbulb on a pending change accepts it through the refactor preview'
   await shot('11-lightbulb-accepted');
 });
 
-// Known server gap (reported): VS Code answers `applied: true` after applying only the ticked
-// edits, and the server then records and commits the whole selection. This test states the
-// right outcome; node:test reports it as a todo until the server records what was applied.
+// VS Code answers `applied: true` after applying only the ticked edits; the server compares the
+// buffers with the hunks and records (and commits) only what was really applied.
 test('unticking one of two changes in the refactor preview applies and commits only the other', {
   skip,
   timeout: 180_000,
-  todo: 'agentic-lsp records the whole selection when the editor applied part of it',
 }, async () => {
   await runWorkflow('Shout twice');
   const done = page.locator('.notification-toast', { hasText: 'is ready for review' });
