@@ -142,6 +142,7 @@ async def test_max_attempts_take_the_failure_route(engine: Engine) -> None:
     assert report.status == "succeeded" and report.changeset_id is None
     assert report.routing == [("first", "explain_it", "failure"), ("explain_it", "DONE", "success")]
     assert report.answer.startswith("total() sums price")
+    assert report.events[-1].data["answer"] == report.answer  # adapters get the text answer
     analysis = script.calls[-1].prompt
     assert "## The previous attempt failed (stage first, attempt 1)" in analysis
 

@@ -20,7 +20,7 @@ EventKind = Literal[
     "routing",  # data: from, to, reason ("success" | "retry" | "failure")
     "retrieval",  # data: stage, queries, files, snippets, tokens, adaptive
     "changeset_ready",  # data: changeset_id, files, diff_stats
-    "run_finished",  # data: status, changeset_id, report summary
+    "run_finished",  # data: status, changeset_id, error, summary, answer (text runs)
     "log",  # data: message, level
 ]
 

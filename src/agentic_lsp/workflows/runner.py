@@ -134,6 +134,7 @@ class WorkflowRun:
                 provider=report.provider,
                 scripted=report.scripted,
                 summary=self._summary(),
+                answer=report.answer,  # explain / analysis runs answer in text, not a changeset
             )
             await self.recorder.flush()
         return report
