@@ -15,12 +15,12 @@ demo: $(PY)
 	HF_HUB_OFFLINE=1 $(BIN)/agentic-lsp demo
 
 # Everything: Python (unit, integration, LSP/MCP end to end, headless Neovim), then the VS Code
-# extension (npm). pytest exits 5 when it collects nothing: that is a failure here too.
+# extension (npm; its end-to-end test in code-server + Chromium when Chromium is available). pytest exits 5 when it collects nothing: that is a failure here too.
 test: $(PY)
 	bash scripts/install-neovim.sh >/dev/null
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -ra $(PYTEST_ARGS); \
 	  status=$$?; [ $$status -ne 5 ] || { echo "no tests were collected" >&2; exit 1; }; exit $$status
-	bash scripts/test-vscode.sh
+	AGENTIC_E2E=$$(bash scripts/install-chromium.sh && echo 1 || echo 0) bash scripts/test-vscode.sh
 
 lint: $(PY)
 	$(BIN)/ruff check src tests benchmarks
