@@ -73,6 +73,7 @@ def _summary_table(root: Path, summary: IndexSummary) -> Table:
         ("symbols", summary.symbols),
         ("parsed now (changed)", summary.parsed),
         ("unchanged", summary.unchanged),
+        ("re-read, content same", summary.rechecked),
         ("removed", summary.removed),
         ("vectors embedded", summary.embedded),
         ("vectors reused (cache)", summary.embed_reused),

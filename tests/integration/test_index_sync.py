@@ -168,6 +168,11 @@ def test_lexical_and_symbols_work_before_dense_embeddings(repo: Path) -> None:
 
 
 def test_restart_reembeds_and_reparses_nothing(repo: Path) -> None:
+    # Files whose indexed text differs from their bytes (CRLF, a redacted secret, bad UTF-8)
+    # must still be recognised as unchanged by their stat on restart.
+    (repo / "src/billing/win.py").write_bytes(b"def crlf_function():\r\n    return 1\r\n")
+    (repo / "src/billing/keys.py").write_text('API_KEY = "ghp_' + "a1B2c3D4e5F6g7H8i9J0" * 2 + '"\n')
+    (repo / "src/billing/latin.py").write_bytes(b"# caf\xe9\ndef latin_function():\n    pass\n")
     engine = open_engine(repo)
     first = engine.sync_blocking()
     asyncio.run(engine.search("invoice total", limit=3))
@@ -178,7 +183,7 @@ def test_restart_reembeds_and_reparses_nothing(repo: Path) -> None:
     started = time.perf_counter()
     second = engine.sync_blocking()
     took = time.perf_counter() - started
-    assert (second.parsed, second.embedded, second.removed) == (0, 0, 0)
+    assert (second.parsed, second.rechecked, second.embedded, second.removed) == (0, 0, 0, 0)
     assert second.unchanged == first.files
     assert took < 2.0
     close(engine)
@@ -190,7 +195,7 @@ def test_touch_without_change_is_not_reparsed(repo: Path) -> None:
     target = repo / "src/billing/tax.py"
     os.utime(target, ns=(time.time_ns(), time.time_ns() + 10_000_000))
     summary = engine.sync_blocking()
-    assert summary.parsed == 0 and summary.embedded == 0
+    assert summary.parsed == 0 and summary.embedded == 0 and summary.rechecked == 1
     close(engine)
 
 

@@ -75,7 +75,7 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
             "kind": "file",
             "content_hash": file_hash,
             "doc_hash": documents.content_hash(file_text),
-            "size": len(text.encode("utf-8", "surrogatepass")),
+            "size": found.size,  # stat size: what a restart compares against
             "mtime_ns": found.mtime_ns,
             "symbols": len(parsed.symbols),
             "imports": parsed.imports[:50],

@@ -197,6 +197,7 @@ class Indexer:
                 if record is not None and record.content_hash == build.content_hash:
                     record.mtime_ns, record.size = found.mtime_ns, found.size
                     summary.unchanged += 1
+                    summary.rechecked += 1
                 else:
                     pending.append(build)
                     summary.parsed += 1

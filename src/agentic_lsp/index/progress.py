@@ -57,6 +57,7 @@ class IndexSummary:
     sections: int = 0
     parsed: int = 0  # files (re)parsed because their content changed
     unchanged: int = 0
+    rechecked: int = 0  # read and hashed because size/mtime moved, but the content was the same
     removed: int = 0
     embedded: int = 0  # vectors computed by the model in this run
     embed_reused: int = 0  # vectors taken from the content-hash cache
