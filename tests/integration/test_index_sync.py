@@ -171,7 +171,8 @@ def test_restart_reembeds_and_reparses_nothing(repo: Path) -> None:
     # Files whose indexed text differs from their bytes (CRLF, a redacted secret, bad UTF-8)
     # must still be recognised as unchanged by their stat on restart.
     (repo / "src/billing/win.py").write_bytes(b"def crlf_function():\r\n    return 1\r\n")
-    (repo / "src/billing/keys.py").write_text('API_KEY = "ghp_' + "a1B2c3D4e5F6g7H8i9J0" * 2 + '"\n')
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    (repo / "src/billing/keys.py").write_text(f'API_KEY = "{token}"\n')
     (repo / "src/billing/latin.py").write_bytes(b"# caf\xe9\ndef latin_function():\n    pass\n")
     engine = open_engine(repo)
     first = engine.sync_blocking()
