@@ -237,7 +237,7 @@ def main() -> None:
     )
 
     latencies = asyncio.run(incremental_latency(engine, root, args.rounds))
-    engine.indexer.store.close()
+    engine.indexer.close()
 
     started = time.perf_counter()
     engine2 = Engine(root, load_settings(root, environ=env))
@@ -245,7 +245,7 @@ def main() -> None:
     opened = time.perf_counter() - started
     again = engine2.sync_blocking()
     ready = time.perf_counter() - started
-    engine2.indexer.store.close()
+    engine2.indexer.close()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     table(

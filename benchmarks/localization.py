@@ -328,7 +328,7 @@ def run(
                 f", first gold file rank {rank}"
             )
     finally:
-        engine.indexer.store.close()
+        engine.indexer.close()
     return results, facts
 
 

@@ -99,7 +99,7 @@ def index(args: argparse.Namespace) -> int:
         with _ProgressBar(enabled=err.is_terminal and not args.json) as bar:
             summary = engine.sync_blocking(bar, embed=not args.no_embed)
     finally:
-        engine.indexer.store.close()
+        engine.indexer.close()
     if args.json:
         print(json.dumps(asdict(summary), indent=2))
     else:
@@ -124,7 +124,7 @@ def search(args: argparse.Namespace) -> int:
             engine.sync_blocking(bar)
         response = asyncio.run(engine.search(args.query, args.limit, functions=args.functions))
     finally:
-        engine.indexer.store.close()
+        engine.indexer.close()
     if args.json:
         print(json.dumps(asdict(response), indent=2))
         return 0

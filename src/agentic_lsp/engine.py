@@ -95,7 +95,8 @@ class Engine:
             with contextlib.suppress(Exception, asyncio.CancelledError):  # closing: report nothing
                 await asyncio.wait_for(self._sync_task, timeout=30)
         if self._opened is not None:
-            await asyncio.to_thread(self._opened.store.close)
+            closer = self._indexer.close if self._indexer else self._opened.store.close
+            await asyncio.to_thread(closer)
             self._opened = None
 
     @property

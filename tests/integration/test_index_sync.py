@@ -102,7 +102,7 @@ def open_engine(root: Path, **env: str) -> Engine:
 
 
 def close(engine: Engine) -> None:
-    engine.indexer.store.close()
+    engine.indexer.close()
 
 
 def test_cold_index_skips_ignored_secret_binary_and_finds_symbols(repo: Path) -> None:
@@ -148,12 +148,18 @@ def test_function_embeddings_are_selective(repo: Path) -> None:
     embedded = engine.indexer.ensure_function_vectors(["src/billing/tax.py"])
     assert embedded == 1
     assert store.count("functions", Where(has_dense=True)) == 1
-    # A per-query budget cuts the tail: best files first, the rest wait for a later query.
+    # A per-query budget cuts the tail (best files first); the tail is embedded in the
+    # background, off the request path, so the next query finds it ready.
     paths = ["src/billing/invoice.py", "web/src/retry.ts"]
+    queued: list[tuple] = []
+    engine.indexer._background.submit = lambda fn, *args: queued.append((fn, args))  # type: ignore[method-assign]
     assert engine.indexer.ensure_function_vectors(paths, budget=2) == 2
     invoice = Where(paths=["src/billing/invoice.py"], has_dense=True)
     assert store.count("functions", invoice) == 2
     assert store.count("functions", Where(paths=["web/src/retry.ts"], has_dense=True)) == 0
+    [(finish, args)] = queued  # the tail was handed to the background worker
+    finish(*args)
+    assert store.count("functions", Where(paths=paths, has_dense=False)) == 0
     close(engine)
 
 

@@ -99,7 +99,7 @@ def test_unsaved_buffer_wins_over_disk(engine: Engine) -> None:
         engine.indexer.overlays["src/app.py"] = "print('unsaved')\n"
         assert read_workspace_text(engine, "src/app.py") == ("src/app.py", "print('unsaved')\n")
     finally:
-        engine.indexer.store.close()
+        engine.indexer.close()
 
 
 def test_symlinks_inside_the_workspace_are_followed(engine: Engine) -> None:

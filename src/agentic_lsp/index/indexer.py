@@ -16,7 +16,7 @@ import multiprocessing
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +68,7 @@ class Indexer:
         self._embedder: Embedder | None = None
         self._cache: EmbeddingCache | None = None
         self._embedder_lock = threading.Lock()
+        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentic-embed")
 
     # -- embeddings ---------------------------------------------------------------------------
 
@@ -376,6 +377,9 @@ class Indexer:
                     items.append((key, (digest, text)))
             if budget is not None and len(items) >= budget:
                 items = items[:budget]
+                # The rest of these files is embedded in the background, off the request path,
+                # so asking again (or refining) finds them ready.
+                self._background.submit(self._finish_function_vectors, list(paths))
                 break
         vectors = self._vectors([v for _, v in items], FUNCTION_MAX_TOKENS)
         with self._write_lock:
@@ -383,6 +387,17 @@ class Indexer:
                 "functions", [(k, vectors[h].tolist()) for k, (h, _) in items if h in vectors]
             )
         return len(items)
+
+    def _finish_function_vectors(self, paths: list[str]) -> None:
+        try:
+            self.ensure_function_vectors(paths)
+        except Exception:  # the store may close under it at shutdown; nothing to recover
+            log.debug("background function embedding stopped", exc_info=True)
+
+    def close(self) -> None:
+        """Stop background embedding (waiting for a batch in flight), then close the store."""
+        self._background.shutdown(wait=True, cancel_futures=True)
+        self.store.close()
 
     def _rebuild(self, path: str) -> FileBuild | None:
         found = classify_path(self.root, path, self.settings.index, self.rules)
