@@ -23,6 +23,7 @@ import pygit2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
+from scripted_workflow import install_workflow, search_replace
 
 from agentic_lsp.changes.changeset import Changeset, ProposedEdit, build_changeset
 from agentic_lsp.changes.repository import ChangesetRepository
@@ -58,22 +59,10 @@ def summary(values):
     return f"{add_numbers(1, 2)} {Calculator().total(values)} {api_key}"
 """
 GREET = 'def greet(name):\n    return "hello " + name\n'
-WORKFLOW = """\
-name: mcp_edit
-description: One code stage (the MCP tests' workflow).
-retrieval:
-  llm_queries: false
-  file_top_k: 3
-stages:
-  - id: code
-    name: Code
-    type: code
-    next_on_success: DONE
-"""
 
 
 def edit_reply(old: str, new: str, path: str = "src/greet.py") -> str:
-    return f"{path}\n<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n"
+    return search_replace(path, old, new)
 
 
 def make_workspace(base: Path, script_steps: list[dict[str, str]] | None = None) -> Path:
@@ -82,14 +71,13 @@ def make_workspace(base: Path, script_steps: list[dict[str, str]] | None = None)
 
     root = base / "repo"
     (root / "src").mkdir(parents=True)
-    (root / ".agentic-lsp" / "workflows").mkdir(parents=True)
     (root / "src" / "calc.py").write_text(CALC)
     (root / "src" / "report.py").write_text(REPORT)
     (root / "src" / "greet.py").write_text(GREET)
     (root / "README.md").write_text("# Demo\n\nA calculator.\n")
     (root / ".env").write_text("DATABASE_PASSWORD=hunter2-very-secret\n")
     (root / ".gitignore").write_text(".env\n")
-    (root / ".agentic-lsp" / "workflows" / "mcp_edit.yaml").write_text(WORKFLOW)
+    install_workflow(root, "mcp_edit", "MCP")
     (base / "outside.txt").write_text("outside the workspace\n")
     (root / "link_out.txt").symlink_to(base / "outside.txt")
     script = base / "script.yaml"

@@ -13,28 +13,16 @@ import yaml
 from lsp_harness import Editor, isolated_env, start_editor, stop_editor, uri
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
+from scripted_workflow import install_workflow, search_replace
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 GREET = 'def greet(name):\n    return "hello " + name\n'
 HELLO = '    return "Hello, " + name + "!"'
 OTHER = "def other():\n    return 0\n"
-WORKFLOW = """\
-name: lsp_edit
-description: One code stage (the LSP tests' workflow).
-retrieval:
-  llm_queries: false
-  file_top_k: 3
-stages:
-  - id: code
-    name: Code
-    type: code
-    next_on_success: DONE
-"""
 
 
-def edit(path: str, old: str, new: str) -> str:
-    return f"{path}\n<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n"
+edit = search_replace
 
 
 SCRIPT = [
@@ -55,10 +43,9 @@ async def editor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Edit
     home = tmp_path_factory.mktemp("workflows")
     root = home / "repo"
     (root / "src").mkdir(parents=True)
-    (root / ".agentic-lsp" / "workflows").mkdir(parents=True)
     (root / "src" / "greet.py").write_text(GREET)
     (root / "src" / "other.py").write_text(OTHER)
-    (root / ".agentic-lsp" / "workflows" / "lsp_edit.yaml").write_text(WORKFLOW)
+    install_workflow(root, "lsp_edit", "LSP")
     script = home / "script.yaml"
     script.write_text(yaml.safe_dump({"steps": SCRIPT}))
     repo = pygit2.init_repository(str(root))

@@ -24,6 +24,7 @@ from typing import Any
 import pygit2
 import pytest
 import yaml
+from scripted_workflow import install_workflow, search_replace
 
 from agentic_lsp.changes.changeset import ProposedEdit, build_changeset
 from agentic_lsp.changes.repository import ChangesetRepository
@@ -69,22 +70,9 @@ SHAPES_BOTH = SHAPES_FIRST.replace('CIRCLE = "circle"', 'CIRCLE = "CIRCLE"')
 AREA = "def rectangle_area(width, height):\n    return width * height\n"
 GREET = 'def greet(name):\n    return "hello " + name\n'
 GREET_REFINED = 'def greet(name):\n    """Greet someone, warmly."""\n    return "hello " + name\n'
-WORKFLOW = """\
-name: nvim_edit
-description: One code stage (the Neovim tests' workflow).
-retrieval:
-  llm_queries: false
-  file_top_k: 3
-stages:
-  - id: code
-    name: Code
-    type: code
-    next_on_success: DONE
-"""
 
 
-def block(path: str, old: str, new: str) -> str:
-    return f"{path}\n<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n"
+block = search_replace
 
 
 # The script is read afresh for every run; the refine prompt holds the task and the feedback,
@@ -143,8 +131,7 @@ pytestmark = pytest.mark.skipif(NVIM is None, reason=WHY_NOT)
 def make_workspace(base: Path) -> Path:
     root = base / "repo"
     (root / "src").mkdir(parents=True)
-    (root / ".agentic-lsp" / "workflows").mkdir(parents=True)
-    (root / ".agentic-lsp" / "workflows" / "nvim_edit.yaml").write_text(WORKFLOW)
+    install_workflow(root, "nvim_edit", "Neovim")
     (root / "src" / "calc.py").write_text(CALC)
     (root / "src" / "shapes.py").write_text(SHAPES)
     (root / "src" / "greet.py").write_text(GREET)
