@@ -1,3 +1,3 @@
-from agentic_lsp.cli import main
+from agentic_lsp.cli.main import main
 
 raise SystemExit(main())

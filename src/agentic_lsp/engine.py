@@ -21,13 +21,14 @@ from agentic_lsp.index.embedder import model_dimension
 from agentic_lsp.index.indexer import Indexer
 from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary, ProgressFn
 from agentic_lsp.index.search import Searcher, SearchResponse
-from agentic_lsp.index.store import OpenedStore, open_store
+from agentic_lsp.index.store_open import OpenedStore, open_store
 from agentic_lsp.index.sync import Watcher
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
 
 if TYPE_CHECKING:
-    from agentic_lsp.changes.service import ChangeService
-    from agentic_lsp.workflows.service import WorkflowService
+    from agentic_lsp.changes.change_service import ChangeService
+    from agentic_lsp.changes.editor_review import EditorReview
+    from agentic_lsp.workflows.run_service import WorkflowService
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,8 @@ class Engine:
         self.last_summary: IndexSummary | None = None
         self.message = ""
         self.listeners: list[IndexListener] = []
+        # set by an editor-connected LSP server: accepts and rollbacks then go through the editor
+        self.editor_review: EditorReview | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -108,14 +111,14 @@ class Engine:
     @functools.cached_property
     def changes(self) -> ChangeService:
         """Changesets: propose, show, accept/reject (whole, file, hunk), rollback."""
-        from agentic_lsp.changes.service import ChangeService
+        from agentic_lsp.changes.change_service import ChangeService
 
         return ChangeService(self)
 
     @functools.cached_property
     def workflows(self) -> WorkflowService:
         """Workflow runs: list, start (returns a run id at once), cancel, refine, reports."""
-        from agentic_lsp.workflows.service import WorkflowService
+        from agentic_lsp.workflows.run_service import WorkflowService
 
         return WorkflowService(self)
 
@@ -171,6 +174,13 @@ class Engine:
         """An editor's unsaved buffer (``text``) or its close (``None``) for a workspace path."""
         rel = relative_to_workspace(self.root, path)
         return await asyncio.to_thread(self.indexer.set_overlay, rel, text)
+
+    def buffer_snapshot(self) -> dict[str, str]:
+        """Unsaved editor text by workspace-relative path, as the engine holds it now (a copy).
+
+        The buffers port handed to the services: they read it, only the Engine changes it.
+        """
+        return dict(self._indexer.overlays) if self._indexer is not None else {}
 
     def status(self) -> IndexStatus:
         indexer = self._indexer

@@ -18,7 +18,6 @@ from agentic_lsp.changes.changeset import ProposedEdit
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.mcp.editor import editor_review, set_editor_review
 from agentic_lsp.mcp.runtime import read_runtime, runtime_path
 from agentic_lsp.mcp.server import start_http_server
 
@@ -112,7 +111,7 @@ async def test_accept_goes_through_the_connected_editor(engine: Engine) -> None:
     changed = GREET.replace('"hello "', '"hey "')
     changeset = propose(engine.root, [ProposedEdit("src/greet.py", changed)])
     editor = BufferEditor(engine)
-    set_editor_review(engine, editor)
+    engine.editor_review = editor
     handle = await start_http_server(lambda: engine, "127.0.0.1", 0, engine.settings)
     try:
         async with http_client(handle) as client:
@@ -126,8 +125,7 @@ async def test_accept_goes_through_the_connected_editor(engine: Engine) -> None:
             assert refused.is_error and "cannot roll back" in text_of(refused)
     finally:
         await handle.stop()
-        set_editor_review(engine, None)
-    assert editor_review(engine) is None
+        engine.editor_review = None
 
 
 async def test_engine_not_open_yet_is_reported_not_crashed(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from agentic_lsp.workflows.events import RunEvent, RunReport
 from agentic_lsp.workflows.loader import load_catalog
 from agentic_lsp.workflows.planner import assemble_plan
 from agentic_lsp.workflows.retrieval import RetrievalAgent
-from agentic_lsp.workflows.service import WorkflowService
+from agentic_lsp.workflows.run_service import WorkflowService
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "workflows"
 TEST_COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider"

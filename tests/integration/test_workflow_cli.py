@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentic_lsp.cli import main
+from agentic_lsp.cli.main import main
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "workflows"
 FIX_TOTAL = (

@@ -17,7 +17,7 @@ from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.llm.scripted import Script, ScriptedChatModel
 from agentic_lsp.workflows.events import RunEvent, RunReport
-from agentic_lsp.workflows.service import WorkflowService
+from agentic_lsp.workflows.run_service import WorkflowService
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "workflows"
 TEST_COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from agentic_lsp.changes.change_service import ChangeService
 from agentic_lsp.changes.changeset import ProposedEdit
 from agentic_lsp.changes.confirm import narrow_to_applied
 from agentic_lsp.changes.diff import apply_hunks
-from agentic_lsp.changes.service import ChangeService
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from agentic_lsp.changes.change_service import ChangeService
 from agentic_lsp.changes.changeset import ProposedEdit
-from agentic_lsp.changes.service import ChangeService
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.errors import ChangesetError, StaleChangeset

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_lsp.cli import build_parser, main
+from agentic_lsp.cli.main import build_parser, main
 
 COMMANDS = ["serve", "mcp", "index", "search", "run", "doctor", "demo"]
 

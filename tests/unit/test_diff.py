@@ -13,14 +13,13 @@ from pygit2.enums import ApplyLocation
 from agentic_lsp.changes.changeset import ProposedEdit, build_changeset
 from agentic_lsp.changes.diff import (
     apply_hunks,
-    changeset_diff,
     compute_hunks,
-    file_diff,
     relocate_hunks,
     render_hunk,
     shift_hunks,
     split_lines,
 )
+from agentic_lsp.changes.patch import changeset_diff, file_diff
 from agentic_lsp.errors import ChangesetError
 
 VOCAB = ["alpha", "beta", "gamma", "delta", "", "    return x", "}", "# note", "x = 1"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_lsp.cli import main
+from agentic_lsp.cli.main import main
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.mcp.launch import check_workspace, find_owner
 from agentic_lsp.mcp.runtime import RuntimeInfo, runtime_path, write_runtime

@@ -23,8 +23,8 @@ from agentic_lsp.index.store import (
     Point,
     VectorStore,
     Where,
-    open_store,
 )
+from agentic_lsp.index.store_open import open_store
 from agentic_lsp.index.store_qdrant import collection_names, open_server_store
 
 DIM = 16

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentic_lsp.agents.edit_apply import apply_reply
-from agentic_lsp.agents.security import scan_text
+from agentic_lsp.agents.security_review import scan_text
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.config import IndexSettings
 

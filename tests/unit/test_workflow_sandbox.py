@@ -11,8 +11,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from agentic_lsp.agents.sandbox import Sandbox, SandboxError, open_sandbox
 from agentic_lsp.agents.test_runner import TestRunner, detect_test_command
-from agentic_lsp.changes.sandbox import Sandbox, SandboxError, open_sandbox
 from agentic_lsp.config import WorkflowSettings
 from agentic_lsp.errors import PathOutsideWorkspace
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentic_lsp.agents.base import Agent, AgentContext, AgentResult
-from agentic_lsp.changes.sandbox import open_sandbox
+from agentic_lsp.agents.sandbox import open_sandbox
 
 LINT_TIMEOUT_S = 120.0
 _PRETTIER_CONFIGS = (

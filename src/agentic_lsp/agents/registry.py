@@ -9,8 +9,8 @@ from agentic_lsp.agents.base import Agent
 from agentic_lsp.agents.code import CodeAgent
 from agentic_lsp.agents.docs import DocsAgent
 from agentic_lsp.agents.lint import LintAgent
-from agentic_lsp.agents.security import SecurityReviewAgent, SecurityScanAgent
-from agentic_lsp.agents.tests import TestsAgent
+from agentic_lsp.agents.security_review import SecurityReviewAgent, SecurityScanAgent
+from agentic_lsp.agents.test_writer import TestsAgent
 
 AGENTS: dict[str, type[Agent]] = {
     cls.kind: cls

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentic_lsp.changes.sandbox import CommandResult, open_sandbox
+from agentic_lsp.agents.sandbox import CommandResult, open_sandbox
 from agentic_lsp.config import WorkflowSettings
 
 RunnerKind = Literal["pytest", "npm", "go", "cargo", "custom"]

@@ -17,8 +17,9 @@ from agentic_lsp.changes.changeset import (
     ProposedEdit,
     build_changeset,
 )
-from agentic_lsp.changes.diff import apply_hunks, changeset_diff, compute_hunks, file_diff
+from agentic_lsp.changes.diff import apply_hunks, compute_hunks
 from agentic_lsp.changes.git import GitTracker
+from agentic_lsp.changes.patch import changeset_diff, file_diff
 from agentic_lsp.changes.repository import ChangesetRepository
 
 __all__ = [

@@ -12,9 +12,9 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import replace
 
+from agentic_lsp.changes.change_service import AcceptPlan
 from agentic_lsp.changes.changeset import FileChange, PathWrite
 from agentic_lsp.changes.diff import apply_hunks
-from agentic_lsp.changes.service import AcceptPlan
 
 MAX_HUNKS_SEARCHED = 10  # 2**10 selections at most per file
 

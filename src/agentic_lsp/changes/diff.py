@@ -1,4 +1,4 @@
-"""Line diffs: hunks like ``git diff``, unified diff text, and partial application.
+"""Line diffs: hunks like ``git diff``, their unified text, and partial application.
 
 Text is split only on ``"\\n"`` and every line keeps its ending, so CRLF files, a missing final
 newline and empty files survive a round trip byte for byte. Hunks come from
@@ -13,21 +13,16 @@ Hunk coordinates are 0-based line indices into the text the hunk was computed ag
 from __future__ import annotations
 
 import difflib
-import hashlib
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
 from agentic_lsp.errors import ChangesetError
 
-if TYPE_CHECKING:
-    from agentic_lsp.changes.changeset import Changeset, FileChange
-
 HunkStatus = Literal["pending", "accepted", "rejected"]
 CONTEXT_LINES = 3
 _NO_NEWLINE = "\\ No newline at end of file\n"
-_ZERO_ID = "0000000"
 
 
 class Hunk(BaseModel):
@@ -244,57 +239,3 @@ def render_hunk(hunk: Hunk) -> str:
     for line in hunk.lines:
         parts.append(line if line.endswith("\n") else line + "\n" + _NO_NEWLINE)
     return "".join(parts)
-
-
-def file_diff(change: FileChange, *, include_rejected: bool = False) -> str:
-    """Unified diff of what is left to review in one file, ``git diff`` style.
-
-    ``a/``/``b/`` names, ``/dev/null`` for create/delete, ``rename from``/``to``, and ``index``
-    lines with real git blob ids, so ``git apply`` and libgit2 accept it against the file's
-    current base text. Shows the pending hunks (and rejected ones if asked); ``""`` when
-    nothing is left.
-    """
-    statuses = {"pending", "rejected"} if include_rejected else {"pending"}
-    hunks = [hunk for hunk in change.hunks if hunk.status in statuses]
-    whole_file = change.op != "modify" and change.status == "pending"
-    if not hunks and not whole_file:
-        return ""
-    old_name, new_name = change.path, change.target_path
-    old_text = change.original or ""
-    new_text = apply_hunks(old_text, change.hunks, [hunk.index for hunk in hunks])
-    old_id = _ZERO_ID if change.op == "create" else _blob_id(old_text)
-    new_id = _ZERO_ID if change.op == "delete" else _blob_id(new_text)
-    head = [f"diff --git a/{old_name} b/{new_name}\n"]
-    if change.op == "create":
-        head.append("new file mode 100644\n")
-    elif change.op == "delete":
-        head.append("deleted file mode 100644\n")
-    elif change.op == "rename":
-        similarity = _similarity(old_text, new_text)
-        head.append(f"similarity index {similarity}%\n")
-        head += [f"rename from {old_name}\n", f"rename to {new_name}\n"]
-    if old_id != new_id:
-        head.append(f"index {old_id}..{new_id}\n")
-    if hunks:
-        head.append("--- /dev/null\n" if change.op == "create" else f"--- a/{old_name}\n")
-        head.append("+++ /dev/null\n" if change.op == "delete" else f"+++ b/{new_name}\n")
-    return "".join(head) + "".join(render_hunk(hunk) for hunk in hunks)
-
-
-def changeset_diff(changeset: Changeset, *, include_rejected: bool = False) -> str:
-    """The unified diff of every file in ``changeset`` (see :func:`file_diff`)."""
-    return "".join(
-        file_diff(change, include_rejected=include_rejected) for change in changeset.files
-    )
-
-
-def _blob_id(text: str) -> str:
-    data = text.encode("utf-8")
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()[:7]
-
-
-def _similarity(old: str, new: str) -> int:
-    if old == new:
-        return 100
-    ratio = difflib.SequenceMatcher(None, split_lines(old), split_lines(new), False).ratio()
-    return int(ratio * 100)

@@ -7,7 +7,8 @@ from pathlib import Path
 from agentic_lsp.config import Settings
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.embedder import model_dimension
-from agentic_lsp.index.store import COLLECTIONS, _meta_problem, open_store
+from agentic_lsp.index.store import COLLECTIONS
+from agentic_lsp.index.store_open import meta_problem, open_store
 from agentic_lsp.workspace import workspace_cache_dir
 
 
@@ -40,7 +41,7 @@ def store_health(workspace: Path, settings: Settings) -> tuple[str, str, str]:
     store_dir = workspace_cache_dir(workspace, settings) / "store"
     if not store_dir.exists():
         return "ok", f"embedded Qdrant Edge; no index yet (will be at {store_dir})", ""
-    problem = _meta_problem(store_dir, dim=dim, model_id=idx.embedding_model)
+    problem = meta_problem(store_dir, dim=dim, model_id=idx.embedding_model)
     missing = [c for c in COLLECTIONS if not (store_dir / c).is_dir()]
     if problem or missing:
         why = problem or f"missing collections {missing}"

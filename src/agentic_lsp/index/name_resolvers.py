@@ -10,15 +10,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tree_sitter import Node
 
 from agentic_lsp.index.grammar_rules import Def
 from agentic_lsp.index.import_rules import extract_imports
 
-if TYPE_CHECKING:
-    from agentic_lsp.index.symbol_walker import Scope, SymbolWalker
+
+@dataclass(frozen=True)
+class Scope:
+    """The definition a node sits in: its qualified name and kind (``None`` at module level)."""
+
+    qualname: str | None
+    kind: str | None
+
+
+class SymbolWalker(Protocol):
+    """What a resolver may touch of the walker (:class:`~agentic_lsp.index.symbol_walker.
+    SymbolWalker`): the imports and namespaces it collects."""
+
+    imports: list[str]
+    namespaces: set[str]
+
 
 _JS_FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
@@ -278,7 +292,7 @@ def _first_of_type(node: Node, node_type: str) -> Node | None:
     return None
 
 
-Resolver = Callable[["SymbolWalker", Node, Def, "Scope"], Named | None]
+Resolver = Callable[[SymbolWalker, Node, Def, Scope], Named | None]
 
 RESOLVERS: dict[str, Resolver] = {
     "@text_name": _text_name,

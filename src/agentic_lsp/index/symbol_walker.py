@@ -9,7 +9,6 @@ bounded so a pathological file cannot exhaust the stack.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -17,18 +16,12 @@ from agentic_lsp.index.doc_comments import clean_comments, clean_docstring
 from agentic_lsp.index.grammar_rules import Def, LanguageRules
 from agentic_lsp.index.import_rules import extract_imports
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.index.name_resolvers import RESOLVERS, Named, node_text
+from agentic_lsp.index.name_resolvers import RESOLVERS, Named, Scope, node_text
 
 MAX_SIGNATURE_CHARS = 300
 _MAX_DEPTH = 200
 _SIGNATURE_SCAN_BYTES = 1200
 _LICENSE = re.compile(r"copyright|licen[cs]e|spdx", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Scope:
-    qualname: str | None
-    kind: str | None
 
 
 class SymbolWalker:

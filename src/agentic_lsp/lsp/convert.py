@@ -17,7 +17,8 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from agentic_lsp.changes.changeset import Changeset, FileChange
-from agentic_lsp.changes.diff import Hunk, file_diff, split_lines
+from agentic_lsp.changes.diff import Hunk, split_lines
+from agentic_lsp.changes.patch import file_diff
 from agentic_lsp.index.models import Symbol
 
 _KINDS = {

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInternalError
@@ -28,25 +28,39 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 
 from agentic_lsp import __version__
+from agentic_lsp.changes.editor_review import bind_review
 from agentic_lsp.errors import AgenticError, WorkspaceError
 from agentic_lsp.index.progress import IndexSummary
 from agentic_lsp.lsp import code_actions, commands, features
 from agentic_lsp.lsp.convert import uri_path
-from agentic_lsp.lsp.mcp_host import McpHost
-from agentic_lsp.lsp.progress import ProgressReporter
+from agentic_lsp.lsp.notifications import ProgressReporter
 from agentic_lsp.lsp.review import Review
 from agentic_lsp.lsp.rpc import AgenticProtocol, invalid_params, request_failed
 from agentic_lsp.lsp.workspaces import Root, Workspaces
-from agentic_lsp.mcp.editor import bind_review, set_editor_review
 from agentic_lsp.workflows.events import RunEvent
+
+if TYPE_CHECKING:
+    from agentic_lsp.engine import Engine
 
 log = logging.getLogger(__name__)
 
 CLOSE_WAIT_S = 2.0
 
 
+class EnginePublisher(Protocol):
+    """Serves a folder's engine to other clients (MCP over localhost HTTP: the ``serve``
+    command passes :class:`agentic_lsp.mcp.host.McpHost`). ``publish`` returns a handle with a
+    ``url``, or ``None`` when another process already serves the folder."""
+
+    async def publish(self, path: Path, engine: Engine) -> Any | None: ...
+
+    async def withdraw(self, path: Path) -> None: ...
+
+
 class AgenticLanguageServer(LanguageServer):
-    def __init__(self, default_root: Path | None = None, mcp_port: int | None = None) -> None:
+    def __init__(
+        self, default_root: Path | None = None, publisher: EnginePublisher | None = None
+    ) -> None:
         super().__init__(
             "agentic-lsp",
             __version__,
@@ -57,7 +71,7 @@ class AgenticLanguageServer(LanguageServer):
         self.workspaces = Workspaces(self)
         self.reporter = ProgressReporter(self)
         self.review = Review(self)
-        self.mcp = McpHost(mcp_port)
+        self.publisher = publisher
         self.runs: dict[str, Root] = {}
         self.init_options: dict[str, Any] = {}
         self.shutdown_requested = False
@@ -78,7 +92,7 @@ class AgenticLanguageServer(LanguageServer):
 
     async def start_root(self, root: Root) -> None:
         await root.engine.start(index=False)
-        set_editor_review(root.engine, bind_review(self.review, root))
+        root.engine.editor_review = bind_review(self.review, root)
         self.reporter.watch_index(root)
         root.engine.changes.listeners.append(
             lambda kind, cs: self.reporter.threadsafe(self._changeset_changed, root, kind, cs)
@@ -86,11 +100,12 @@ class AgenticLanguageServer(LanguageServer):
         self.review.watch(root)
         self.start_indexing(root)
         await self.review.publish(root)
-        self._mcp_tasks[root.path] = asyncio.ensure_future(self._publish_mcp(root))
+        if self.publisher is not None:
+            self._mcp_tasks[root.path] = asyncio.ensure_future(self._publish(root, self.publisher))
 
-    async def _publish_mcp(self, root: Root) -> None:
+    async def _publish(self, root: Root, publisher: EnginePublisher) -> None:
         try:
-            handle = await self.mcp.publish(root)
+            handle = await publisher.publish(root.path, root.engine)
         except Exception as exc:  # MCP is an extra: the editor's features go on without it
             log.warning("could not serve %s over MCP: %s", root.path, exc)
             return
@@ -131,12 +146,13 @@ class AgenticLanguageServer(LanguageServer):
 
     async def close_root(self, root: Root) -> None:
         """Stop serving one folder: its indexing, watchers and engine (store closed)."""
-        set_editor_review(root.engine, None)
+        root.engine.editor_review = None
         root.engine.cancel_indexing()
         publishing = self._mcp_tasks.pop(root.path, None)
         if publishing is not None and not publishing.done():
             await asyncio.wait([publishing], timeout=CLOSE_WAIT_S)
-        await self.mcp.withdraw(root)
+        if self.publisher is not None:
+            await self.publisher.withdraw(root.path)
         task = self._index_tasks.pop(root.path, None)
         if task is not None and not task.done():
             # indexing stops at its next batch; a model still loading is not waited for
@@ -239,13 +255,13 @@ def _expected_errors(record: logging.LogRecord) -> bool:
 
 
 def create_server(
-    default_root: Path | None = None, mcp_port: int | None = None
+    default_root: Path | None = None, publisher: EnginePublisher | None = None
 ) -> AgenticLanguageServer:
     # pygls logs every message at INFO: far too chatty (and slow) for a server's stderr.
     pygls_log = logging.getLogger("pygls")
     pygls_log.setLevel(max(logging.WARNING, logging.getLogger().level))
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
-    server = AgenticLanguageServer(default_root, mcp_port)
+    server = AgenticLanguageServer(default_root, publisher)
 
     @server.feature(lsp.INITIALIZE)
     async def initialize(ls: AgenticLanguageServer, params: lsp.InitializeParams) -> None:

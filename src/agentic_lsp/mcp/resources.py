@@ -16,7 +16,7 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
-from agentic_lsp.changes.diff import changeset_diff
+from agentic_lsp.changes.patch import changeset_diff
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.mcp.access import EngineAccess, clean
 from agentic_lsp.workflows.loader import load_catalog
@@ -106,7 +106,7 @@ def register_resources(server: MCPServer, access: EngineAccess) -> None:
             found = await asyncio.to_thread(engine.changes.get, changeset_id)
         except AgenticError as exc:
             raise ResourceNotFoundError(exc.message) from None
-        from agentic_lsp.mcp.tools_changes import safe_diff
+        from agentic_lsp.mcp.changeset_replies import safe_diff
 
         try:
             diff = safe_diff(engine, changeset_diff(found))

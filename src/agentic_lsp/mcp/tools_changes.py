@@ -1,9 +1,9 @@
 """MCP tools that review changesets: list, show (with the unified diff), accept, reject, roll back.
 
-Nothing touches the user's files except ``accept_changeset`` and ``rollback``. While an editor is
-connected (see :mod:`agentic_lsp.mcp.editor`) both go through it so its buffers stay in sync;
-otherwise the engine writes atomically (compare-and-swap), refusing files with unsaved editor
-text, and commits exactly the accepted files when ``changes.commit_on_accept`` is on.
+Nothing touches the user's files except ``accept_changeset`` and ``rollback``. While an editor
+is connected (see :mod:`agentic_lsp.changes.editor_review`) both go through it so its buffers
+stay in sync; otherwise the engine writes atomically (compare-and-swap), refusing files with
+unsaved editor text, and commits exactly the accepted files when ``changes.commit_on_accept`` is on.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from agentic_lsp.changes.changeset import Changeset
-from agentic_lsp.changes.diff import changeset_diff, file_diff, split_lines
+from agentic_lsp.changes.diff import split_lines
+from agentic_lsp.changes.patch import changeset_diff, file_diff
 from agentic_lsp.errors import ChangesetError
-from agentic_lsp.index.secrets import redact_secrets
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
-from agentic_lsp.mcp.editor import editor_review
+from agentic_lsp.mcp.changeset_replies import changeset_summary, safe_diff
 from agentic_lsp.mcp.render import Reply, decode_cursor, page_note
 from agentic_lsp.mcp.tools_search import READ_ONLY, Cursor
+from agentic_lsp.mcp.tools_workflows import refine_and_report
 
 if TYPE_CHECKING:
     from agentic_lsp.engine import Engine
@@ -45,33 +45,6 @@ Hunks = Annotated[
 
 def _buffers(engine: Engine) -> dict[str, str]:
     return dict(engine.indexer.overlays) if engine._indexer is not None else {}
-
-
-def changeset_summary(reply: Reply, changeset: Changeset, stale: list[str]) -> None:
-    """Server lines describing a changeset, and its id/status/files in ``reply.data``."""
-    reply.line(f"changeset {changeset.id}  status: {changeset.status}  run: {changeset.run_id}")
-    reply.block(changeset.title + ("\n" + changeset.summary if changeset.summary else ""), "title")
-    files: list[dict[str, Any]] = []
-    for change in changeset.files:
-        counts = {s: sum(1 for h in change.hunks if h.status == s) for s in ("pending", "accepted")}
-        target = f" -> {clean(change.new_path)}" if change.new_path else ""
-        flags = f"  flags: {', '.join(change.flags)}" if change.flags else ""
-        note = "  STALE (file changed since proposal)" if change.path in stale else ""
-        reply.line(
-            f"- {change.op} {clean(change.path)}{target}  {change.status}  "
-            f"hunks: {len(change.hunks)} ({counts['pending']} pending){flags}{note}"
-        )
-        files.append({"path": change.path, "op": change.op, "new_path": change.new_path,
-                      "status": change.status, "hunks": [h.index for h in change.hunks],
-                      "flags": change.flags, "stale": change.path in stale})  # fmt: skip
-    reply.data.update(
-        changeset_id=changeset.id, status=changeset.status, run_id=changeset.run_id,
-        title=changeset.title, files=files,
-    )  # fmt: skip
-
-
-def safe_diff(engine: Engine, text: str) -> str:
-    return redact_secrets(text)[0] if engine.settings.index.redact_secrets else text
 
 
 def _outcome(reply: Reply, result: Mapping[str, Any]) -> None:
@@ -165,7 +138,7 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
         changed since the proposal.
         """
         engine = await access.engine()
-        review = editor_review(engine)
+        review = engine.editor_review
         if review is not None:
             result = dict(await review.accept(changeset_id, paths, hunks))
         else:
@@ -204,7 +177,7 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
         reply carries the new changeset and its diff (progress is reported meanwhile).
         """
         engine = await access.engine()
-        review = editor_review(engine)
+        review = engine.editor_review
         reply = Reply(access.max_chars)
         if paths or hunks or not feedback:
             if review is not None:
@@ -215,8 +188,6 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
             reply.line(f"rejected; changeset {changeset_id} is now {changeset.status}")
             reply.data.update(changeset_id=changeset_id, status=changeset.status)
         if feedback:
-            from agentic_lsp.mcp.tools_workflows import refine_and_report
-
             reply.data["refined_changeset_id"] = changeset_id
             await refine_and_report(engine, reply, changeset_id, feedback, ctx)
         return reply.result()
@@ -230,7 +201,7 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
     ) -> CallToolResult:
         """Undo the newest accept (restores the files and reverts its commit, if any)."""
         engine = await access.engine()
-        review = editor_review(engine)
+        review = engine.editor_review
         if review is not None:
             result = dict(await review.rollback(changeset_id))
             files, revert = list(result.get("files") or []), result.get("revertCommitId")

@@ -18,10 +18,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from agentic_lsp.changes.diff import changeset_diff
+from agentic_lsp.changes.patch import changeset_diff
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
+from agentic_lsp.mcp.changeset_replies import changeset_summary, safe_diff
 from agentic_lsp.mcp.render import Reply
-from agentic_lsp.mcp.tools_changes import changeset_summary, safe_diff
 from agentic_lsp.mcp.tools_search import READ_ONLY
 from agentic_lsp.workflows.events import RunEvent, RunReport
 

@@ -19,7 +19,7 @@ from langgraph.errors import GraphRecursionError
 from agentic_lsp.agents.registry import AGENTS, roles_for
 from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.changes.changeset import Author, Changeset, ProposedEdit
-from agentic_lsp.changes.diff import file_diff
+from agentic_lsp.changes.patch import file_diff
 from agentic_lsp.errors import AgenticError, ChangesetError
 from agentic_lsp.llm.scripted import ScriptedChatModel
 from agentic_lsp.workflows.graph import build_graph, mermaid, recursion_limit

@@ -155,9 +155,11 @@ def serve(args: argparse.Namespace) -> int:
     import sys
 
     from agentic_lsp.lsp.server import create_server
+    from agentic_lsp.mcp.host import McpHost
 
     root = args.workspace.expanduser().resolve() if args.workspace else None
-    server = create_server(root if root is not None and root.is_dir() else None, args.mcp_http)
+    folder = root if root is not None and root.is_dir() else None
+    server = create_server(folder, McpHost(args.mcp_http))
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():
@@ -187,7 +189,7 @@ def mcp_stdio(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """``agentic-lsp run``: a workflow on a task, live progress on stderr, the diff on stdout."""
-    from agentic_lsp.workflows.cli_run import run_command
+    from agentic_lsp.cli.run import run_command
 
     root = _workspace(args.workspace)
     return run_command(args, root, _settings(root, args), _ProgressBar, err)

@@ -2,24 +2,20 @@
 
 When an editor is connected, an MCP client's accept must reach the files through the editor
 (``workspace/applyEdit``) so open buffers stay in sync, and rollback must restore those buffers.
-The LSP server registers an :class:`EditorReview` for an engine while its editor is connected;
-MCP tools use it when present and fall back to the engine's atomic on-disk path otherwise.
+The LSP server sets ``engine.editor_review`` while its editor is connected (and clears it on
+shutdown); MCP tools use it when present and fall back to the engine's atomic on-disk path
+otherwise. A port of the change service: the LSP adapter implements it, nothing here knows LSP.
 
 For the LSP server's ``Review`` (whose methods take the workspace ``Root`` first)::
 
-    from agentic_lsp.mcp.editor import bind_review, set_editor_review
-    set_editor_review(root.engine, bind_review(server.review, root))   # editor connected
-    set_editor_review(root.engine, None)                               # on shutdown
+    root.engine.editor_review = bind_review(server.review, root)   # editor connected
+    root.engine.editor_review = None                               # on shutdown
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from agentic_lsp.engine import Engine
+from typing import Any, Protocol
 
 
 class EditorReview(Protocol):
@@ -39,21 +35,6 @@ class EditorReview(Protocol):
     ) -> Mapping[str, Any]: ...
 
     async def rollback(self, changeset_id: str | None) -> Mapping[str, Any]: ...
-
-
-_REVIEWS: weakref.WeakKeyDictionary[Engine, EditorReview] = weakref.WeakKeyDictionary()
-
-
-def set_editor_review(engine: Engine, review: EditorReview | None) -> None:
-    """Register (or, with ``None``, remove) the editor path for ``engine``'s changesets."""
-    if review is None:
-        _REVIEWS.pop(engine, None)
-    else:
-        _REVIEWS[engine] = review
-
-
-def editor_review(engine: Engine) -> EditorReview | None:
-    return _REVIEWS.get(engine)
 
 
 class _BoundReview:

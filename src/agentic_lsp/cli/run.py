@@ -141,7 +141,7 @@ def run_command(
         print(report.answer)
     if report.changeset_id is None:
         return 0 if report.status == "succeeded" else 1
-    from agentic_lsp.changes.diff import changeset_diff
+    from agentic_lsp.changes.patch import changeset_diff
     from agentic_lsp.engine import Engine
 
     engine = Engine(root, loaded)

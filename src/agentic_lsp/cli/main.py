@@ -108,43 +108,43 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from agentic_lsp.commands import serve
+    from agentic_lsp.cli.subcommands import serve
 
     return serve(args)
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
-    from agentic_lsp.commands import mcp_stdio
+    from agentic_lsp.cli.subcommands import mcp_stdio
 
     return mcp_stdio(args)
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
-    from agentic_lsp.commands import index
+    from agentic_lsp.cli.subcommands import index
 
     return index(args)
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from agentic_lsp.commands import search
+    from agentic_lsp.cli.subcommands import search
 
     return search(args)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from agentic_lsp.commands import run
+    from agentic_lsp.cli.subcommands import run
 
     return run(args)
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from agentic_lsp.doctor import run_doctor
+    from agentic_lsp.cli.doctor import run_doctor
 
     return run_doctor(args.workspace)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from agentic_lsp.demo import run_demo
+    from agentic_lsp.cli.demo import run_demo
 
     return run_demo(args.path)
 

@@ -60,7 +60,7 @@ def _search_demo(source: Path, tmp: Path) -> None:
 
 
 async def _workflow_demo(tmp: Path) -> int:
-    from agentic_lsp.workflows.cli_run import EventPrinter
+    from agentic_lsp.cli.run import EventPrinter
 
     root = tmp / "calc_project"
     shutil.copytree(ASSETS / "calc_project", root)

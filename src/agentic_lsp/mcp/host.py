@@ -4,8 +4,8 @@ One process owns a workspace's index. While the editor's server runs, it serves 
 localhost HTTP port (bearer token, host/origin checks: :mod:`agentic_lsp.mcp.security`) and
 writes the workspace's runtime file; an ``agentic-lsp mcp`` launch for the same folder then
 bridges to it instead of opening the index a second time, and its accepts go through the editor
-(:mod:`agentic_lsp.mcp.editor`). When another process already serves the folder, nothing is
-published and a warning says so.
+(:mod:`agentic_lsp.changes.editor_review`). When another process already serves the folder,
+nothing is published and a warning says so.
 """
 
 from __future__ import annotations
@@ -13,29 +13,33 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.workspace import workspace_cache_dir
 
 if TYPE_CHECKING:
-    from agentic_lsp.lsp.workspaces import Root
+    from agentic_lsp.engine import Engine
 
 log = logging.getLogger(__name__)
 
 
 class McpHost:
+    """Publishes engines over MCP HTTP for the LSP server (its ``EnginePublisher`` port; the
+    ``serve`` command wires it in, so ``lsp/`` never imports the MCP adapter)."""
+
     def __init__(self, first_port: int | None = None) -> None:
         self.first_port = first_port  # ``serve --mcp-http PORT``: the first folder's port
         self.handles: dict[str, Any] = {}
         self.owners: dict[str, Any] = {}  # folders another process serves: its runtime info
 
-    async def publish(self, root: Root) -> Any | None:
-        """Serve ``root``'s engine over MCP HTTP and write its runtime file (``None`` when
-        another live process already does)."""
-        key = str(root.path)
-        settings = root.engine.settings
-        cache_dir = workspace_cache_dir(root.path, settings)
+    async def publish(self, path: Path, engine: Engine) -> Any | None:
+        """Serve the engine of folder ``path`` over MCP HTTP and write its runtime file
+        (``None`` when another live process already does)."""
+        key = str(path)
+        settings = engine.settings
+        cache_dir = workspace_cache_dir(path, settings)
         modules = await asyncio.to_thread(_load)  # the MCP SDK is heavy: import off the loop
         runtime, launch, server = modules
         lock = runtime.host_lock(cache_dir)
@@ -46,12 +50,12 @@ class McpHost:
                 self.owners[key] = owner
                 log.warning(
                     "pid %d already serves %s over MCP; this editor session opens the index "
-                    "too: stop that process to have a single owner", owner.pid, root.path,
+                    "too: stop that process to have a single owner", owner.pid, path,
                 )  # fmt: skip
                 return None
             port = self._port(settings.mcp.http_port)
             handle = await server.start_http_server(
-                lambda: root.engine, settings.mcp.http_host, port, settings, root=root.path
+                lambda: engine, settings.mcp.http_host, port, settings, root=path
             )
         finally:
             await asyncio.to_thread(lock.__exit__, None, None, None)
@@ -64,13 +68,13 @@ class McpHost:
             return port
         return configured or 0
 
-    async def withdraw(self, root: Root) -> None:
-        handle = self.handles.pop(str(root.path), None)
+    async def withdraw(self, path: Path) -> None:
+        handle = self.handles.pop(str(path), None)
         if handle is not None:
             try:
                 await handle.stop()
             except Exception:
-                log.exception("stopping the MCP endpoint of %s failed", root.path)
+                log.exception("stopping the MCP endpoint of %s failed", path)
 
 
 def _load() -> tuple[Any, Any, Any]:
