@@ -1,5 +1,9 @@
-"""The Engine: one per workspace. Owns the index (store, indexer, searcher, watcher); the
-changesets and the workflow runner attach here too. Speaks plain Python only.
+"""The Engine: one per workspace, the hall every adapter passes through. Speaks plain Python.
+
+It owns the index (store, indexer, searcher, watcher) and the unsaved-buffer overlay, and it
+stands *above* the services: it builds each one and hands it the narrow ports it needs (the
+workspace root, a folder for its data, a buffers view, a searcher, the navigation view, the
+change service, settings). No service receives the Engine or imports this module.
 
 All blocking work goes through ``asyncio.to_thread``; the event loop only awaits.
 """
@@ -11,6 +15,7 @@ import contextlib
 import functools
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +28,7 @@ from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary,
 from agentic_lsp.index.search import Searcher, SearchResponse
 from agentic_lsp.index.store_open import OpenedStore, open_store
 from agentic_lsp.index.sync import Watcher
+from agentic_lsp.navigation import Navigation, ReadableFiles
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
 
 if TYPE_CHECKING:
@@ -52,6 +58,8 @@ class Engine:
         self.last_summary: IndexSummary | None = None
         self.message = ""
         self.listeners: list[IndexListener] = []
+        self._buffers: dict[str, str] = {}  # unsaved editor text by workspace path
+        self._navigation: Navigation | None = None
         # set by an editor-connected LSP server: accepts and rollbacks then go through the editor
         self.editor_review: EditorReview | None = None
 
@@ -74,9 +82,12 @@ class Engine:
         if self._opened.recovered_from is not None:
             self.message = self._opened.message
             log.warning("%s", self._opened.message)
-        self._indexer = Indexer(self.root, self.settings, self._opened.store, self.cache_dir)
+        self._indexer = Indexer(
+            self.root, self.settings, self._opened.store, self.cache_dir, self._buffers
+        )
         self._indexer.load_state()
         self._searcher = Searcher(self._indexer)
+        self._navigation = Navigation(self._indexer, self.readable)
 
     async def start(self, *, index: bool = True, watch: bool | None = None) -> None:
         """Open the index, start a background sync and the file watcher; returns at once."""
@@ -121,6 +132,24 @@ class Engine:
         from agentic_lsp.workflows.run_service import WorkflowService
 
         return WorkflowService(self)
+
+    @functools.cached_property
+    def readable(self) -> ReadableFiles:
+        """Workspace files as a model or client may read them (buffers first, secrets refused
+        or redacted); usable before the index is open."""
+        return ReadableFiles(self.root, self.settings.index, self.buffer_snapshot)
+
+    @property
+    def navigation(self) -> Navigation:
+        """Symbols, definitions, references, identifiers and syntax nodes (see
+        :mod:`agentic_lsp.navigation`)."""
+        if self._navigation is None:
+            raise RuntimeError("Engine.open() has not run")
+        return self._navigation
+
+    @property
+    def is_open(self) -> bool:
+        return self._indexer is not None
 
     @property
     def searcher(self) -> Searcher:
@@ -175,12 +204,29 @@ class Engine:
         rel = relative_to_workspace(self.root, path)
         return await asyncio.to_thread(self.indexer.set_overlay, rel, text)
 
+    def embedder_ready(self) -> bool:
+        """Whether the embedding model is loaded (semantic answers will not wait for a load)."""
+        return self._indexer is not None and self._indexer.embedder_ready()
+
+    def indexed_files(self) -> int:
+        """How many files the index holds (0 before the first sync or before open)."""
+        return len(self._indexer.records) if self._indexer is not None else 0
+
+    def index_composition(self) -> tuple[Counter[str], Counter[str]]:
+        """Indexed files by language and symbols by kind (blocking: walks the symbol table)."""
+        indexer = self.indexer
+        languages = Counter(r.language or "other" for r in list(indexer.records.values()))
+        kinds: Counter[str] = Counter()
+        for path in indexer.symbols.paths():
+            kinds.update(s.kind for s in indexer.symbols.symbols_in(path))
+        return languages, kinds
+
     def buffer_snapshot(self) -> dict[str, str]:
         """Unsaved editor text by workspace-relative path, as the engine holds it now (a copy).
 
         The buffers port handed to the services: they read it, only the Engine changes it.
         """
-        return dict(self._indexer.overlays) if self._indexer is not None else {}
+        return dict(self._buffers)
 
     def status(self) -> IndexStatus:
         indexer = self._indexer

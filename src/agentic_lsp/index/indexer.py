@@ -55,14 +55,23 @@ def _never() -> bool:
 
 
 class Indexer:
-    def __init__(self, root: Path, settings: Settings, store: VectorStore, cache_dir: Path) -> None:
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings,
+        store: VectorStore,
+        cache_dir: Path,
+        overlays: dict[str, str] | None = None,
+    ) -> None:
+        """``overlays``: unsaved editor text by workspace path, owned by the Engine (which alone
+        changes it, through :meth:`set_overlay`); indexed instead of the files on disk."""
         self.root = root
         self.settings = settings
         self.store = store
         self.cache_dir = cache_dir
         self.records: dict[str, FileRecord] = {}
         self.symbols = SymbolTable()
-        self.overlays: dict[str, str] = {}
+        self.overlays: dict[str, str] = overlays if overlays is not None else {}
         self.rules = IgnoreRules.load(root, settings.index)
         self._write_lock = threading.Lock()
         self._embedder: Embedder | None = None

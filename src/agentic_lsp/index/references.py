@@ -19,10 +19,10 @@ import re
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentic_lsp.index.results import Occurrence, ReferenceResult
 from agentic_lsp.index.symbols import SymbolTable
 
 if TYPE_CHECKING:
@@ -45,32 +45,6 @@ _DOTTED = re.compile(r"[\w$]+(?:\.[\w$]+)*")
 _TIER_SAME_FILE, _TIER_IMPORTS, _TIER_REST = 0, 1, 2
 
 CancelFn = Callable[[], bool]
-
-
-@dataclass(frozen=True)
-class Occurrence:
-    """One occurrence: 1-based ``line``, 0-based character columns ``[col, end_col)``.
-
-    ``tier`` is 0 for the file asked from, 1 for files related to it by imports, 2 for the rest;
-    ``is_definition`` is set where the index has a symbol of that name defined at this spot.
-    """
-
-    path: str
-    line: int
-    col: int
-    end_col: int
-    tier: int
-    preview: str
-    is_definition: bool = False
-
-
-@dataclass
-class ReferenceResult:
-    name: str
-    occurrences: list[Occurrence] = field(default_factory=list)
-    files_scanned: int = 0
-    truncated: bool = False
-    cancelled: bool = False
 
 
 def identifier_at(text: str, line: int, col: int) -> tuple[str, int, int] | None:

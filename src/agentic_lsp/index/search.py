@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from agentic_lsp.index import documents, lexical
 from agentic_lsp.index.build import symbol_payload
@@ -20,34 +19,13 @@ from agentic_lsp.index.embedder import EmbedderUnavailable
 from agentic_lsp.index.indexer import Indexer
 from agentic_lsp.index.languages import DOC_LANGUAGES
 from agentic_lsp.index.reranker import load_reranker
+from agentic_lsp.index.results import SearchResponse, SearchResult
 from agentic_lsp.index.store import Hit, Where
 
 log = logging.getLogger(__name__)
 
 RRF_K = 60
 _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
-
-
-@dataclass
-class SearchResult:
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    kind: str  # "file" | "function" | "method" | "class" | ... | "section"
-    symbol: str | None = None  # qualified name
-    signature: str = ""
-    signals: dict[str, int] = field(default_factory=dict)  # signal -> 1-based rank
-    language: str | None = None
-
-
-@dataclass
-class SearchResponse:
-    query: str
-    results: list[SearchResult]
-    files_considered: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    functions_embedded: int = 0
 
 
 def rrf(ranked_lists: dict[str, Sequence[Hit]], weights: dict[str, float] | None = None):

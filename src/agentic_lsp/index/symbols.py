@@ -9,15 +9,9 @@ from __future__ import annotations
 import re
 import threading
 from collections import defaultdict
-from dataclasses import dataclass
 
 from agentic_lsp.index.models import Symbol
-
-
-@dataclass(frozen=True)
-class SymbolRef:
-    path: str
-    symbol: Symbol
+from agentic_lsp.index.results import SymbolRef
 
 
 def fuzzy_score(query: str, candidate: str) -> float:

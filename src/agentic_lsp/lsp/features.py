@@ -1,9 +1,9 @@
-"""Standard LSP features backed by the tree-sitter index.
+"""Standard LSP features, answered by the engine's navigation view.
 
-Symbols come from the in-memory symbol table, which is usable while a cold index is still
-running; a document whose current text the index does not hold yet (typing, or not reached by
-the cold index) is parsed on its own in a worker thread. Definition, references and hover are
-name-based (no type inference): definitions are ranked same file, imported files, rest.
+The rules (index symbols when the index holds the document's current text, else a fresh parse
+in a worker thread; definitions ranked same file, imported files, rest; name-based references)
+live in :mod:`agentic_lsp.navigation`, which the MCP tools ask too. This module only turns LSP
+positions (UTF-16) and documents into navigation calls and the answers into LSP types.
 """
 
 from __future__ import annotations
@@ -15,23 +15,20 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from agentic_lsp.index.languages import language_for_path, language_for_shebang
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.index.parsing import parse_file
-from agentic_lsp.index.references import Occurrence, identifier_at, references_in_index
-from agentic_lsp.index.symbols import SymbolRef
+from agentic_lsp.index.results import SymbolRef
 from agentic_lsp.lsp import convert
 from agentic_lsp.lsp.rpc import guarded, in_thread
 
 if TYPE_CHECKING:
-    from agentic_lsp.index.indexer import Indexer
     from agentic_lsp.index.progress import CancelFn
+    from agentic_lsp.index.results import Occurrence
     from agentic_lsp.lsp.server import AgenticLanguageServer
     from agentic_lsp.lsp.workspaces import Root
+    from agentic_lsp.navigation import Navigation
 
 log = logging.getLogger(__name__)
 
-MAX_DEFINITIONS = 50
 MAX_WORKSPACE_SYMBOLS = 100
 SEMANTIC_SYMBOLS = 20
 SEMANTIC_BUDGET_S = 0.25
@@ -106,23 +103,13 @@ async def _document(
         return None
     root, rel = located
     doc = ls.workspace.text_documents.get(uri)
-    indexer = root.engine.indexer
-    if doc is not None and ls.workspaces.in_index(uri, doc.version) and rel in indexer.records:
-        return root, rel, doc.source, indexer.symbols.symbols_in(rel)
-    if doc is None and rel in indexer.records:
-        return root, rel, None, indexer.symbols.symbols_in(rel)
-    text = doc.source if doc is not None else await asyncio.to_thread(_disk_text, root.path / rel)
-    if text is None:
-        return root, rel, None, []
-    symbols = await asyncio.to_thread(_parse_symbols, rel, text)
-    return root, rel, text, symbols
-
-
-def _parse_symbols(rel: str, text: str) -> list[Symbol]:
-    language = language_for_path(rel) or language_for_shebang(text.split("\n", 1)[0])
-    if language is None:
-        return []
-    return parse_file(rel, language, text).symbols
+    # the editor's text, unless the engine already holds (and indexed) this very version
+    ahead = doc is not None and not ls.workspaces.in_index(uri, doc.version)
+    found = await asyncio.to_thread(
+        root.engine.navigation.symbols_of, rel, doc.source if ahead and doc else None
+    )
+    text = doc.source if doc is not None else found.text
+    return root, rel, text, found.symbols
 
 
 async def document_symbol(
@@ -147,14 +134,14 @@ async def workspace_symbol(
     results: list[lsp.SymbolInformation] = []
     seen: set[tuple[str, int]] = set()
     for root in list(ls.workspaces.roots.values()):
-        table = root.engine.indexer.symbols
-        scored = await asyncio.to_thread(table.fuzzy, query, MAX_WORKSPACE_SYMBOLS)
+        navigation = root.engine.navigation
+        scored = await asyncio.to_thread(navigation.fuzzy_symbols, query, MAX_WORKSPACE_SYMBOLS)
         for _, ref in scored:
             seen.add((str(root.path / ref.path), ref.symbol.start_line))
             results.append(_symbol_information(root, ref.path, ref.symbol))
     for root in list(ls.workspaces.roots.values()):
         engine = root.engine
-        if len(query) < 3 or engine.state != "ready" or not engine.indexer.embedder_ready():
+        if len(query) < 3 or engine.state != "ready" or not engine.embedder_ready():
             continue  # never wait for a model load or behind an index write
         search = asyncio.ensure_future(engine.search(query, SEMANTIC_SYMBOLS))
         try:
@@ -207,18 +194,17 @@ async def _word(
     if text is None or line_text is None:
         return None
     col = convert.utf16_to_char(line_text, position.character)
-    word = identifier_at(text, position.line + 1, col)
+    navigation = root.engine.navigation
+    word = await asyncio.to_thread(navigation.identifier_at, rel, position.line + 1, col, text)
     if word is None:
         return None
-    name, start, end = word
-    return root, rel, name, convert.span(position.line + 1, start, end, line_text), symbols, text
+    rng = convert.span(position.line + 1, word.start_col, word.end_col, line_text)
+    return root, rel, word.name, rng, symbols, text
 
 
 def _definitions(root: Root, rel: str, name: str, local: list[Symbol]) -> list[SymbolRef]:
     """Ranked definitions; this document's own symbols come from its current text."""
-    ranked = root.engine.indexer.symbols.definitions(name, from_path=rel)
-    own = [SymbolRef(rel, s) for s in local if s.name == name]
-    return (own + [ref for ref in ranked if ref.path != rel])[:MAX_DEFINITIONS]
+    return root.engine.navigation.definitions(name, from_path=rel, local=local)
 
 
 async def definition(ls: AgenticLanguageServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
@@ -253,8 +239,7 @@ async def hover(ls: AgenticLanguageServer, params: lsp.HoverParams) -> lsp.Hover
     if not refs:
         return None
     ref = refs[0]
-    record = root.engine.indexer.records.get(ref.path)
-    language = record.language if record else language_for_path(ref.path)
+    language = root.engine.navigation.language_of(ref.path)
     value = convert.hover_markdown(ref.symbol, ref.path, language)
     if len(refs) > 1:
         value += f"\n\n*{len(refs) - 1} more definition(s) named `{name}`*"
@@ -267,8 +252,8 @@ async def references(ls: AgenticLanguageServer, params: lsp.ReferenceParams) -> 
     if word is None:
         return []
     root, rel, name, _, local, _ = word
-    indexer = root.engine.indexer
-    found = await in_thread(_find, indexer, name, rel, ls.workspaces.buffers(root))
+    navigation = root.engine.navigation
+    found = await in_thread(_find, navigation, name, rel, ls.workspaces.buffers(root))
     include = params.context.include_declaration if params.context else True
     own = {(s.name_line, s.name_col) for s in local if s.name == name}
     locations = []
@@ -284,6 +269,6 @@ async def references(ls: AgenticLanguageServer, params: lsp.ReferenceParams) -> 
 
 
 def _find(
-    indexer: Indexer, name: str, rel: str, buffers: dict[str, str], cancel: CancelFn
+    navigation: Navigation, name: str, rel: str, buffers: dict[str, str], cancel: CancelFn
 ) -> list[Occurrence]:
-    return references_in_index(indexer, name, rel, cancel=cancel, buffers=buffers).occurrences
+    return navigation.references(name, rel, buffers=buffers, cancel=cancel).occurrences

@@ -48,7 +48,7 @@ class EngineAccess:
     async def engine(self) -> Engine:
         """The engine, once its index is open (raises IndexUnavailable until then)."""
         value = await self.resolve()
-        if value._indexer is None:
+        if not value.is_open:
             raise IndexUnavailable(
                 "the workspace index is still opening", "try again in a few seconds"
             )

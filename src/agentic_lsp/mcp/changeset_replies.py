@@ -1,17 +1,13 @@
-"""How a changeset reads in an MCP reply: its summary lines and data, and its diff as a model
-may see it (secret values redacted)."""
+"""How a changeset reads in an MCP reply: its summary lines and data (its diff goes through the
+engine's readable-text policy, ``engine.readable.redact``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentic_lsp.changes.changeset import Changeset
-from agentic_lsp.index.secrets import redact_secrets
 from agentic_lsp.mcp.access import clean
 from agentic_lsp.mcp.render import Reply
-
-if TYPE_CHECKING:
-    from agentic_lsp.engine import Engine
 
 
 def changeset_summary(reply: Reply, changeset: Changeset, stale: list[str]) -> None:
@@ -35,7 +31,3 @@ def changeset_summary(reply: Reply, changeset: Changeset, stale: list[str]) -> N
         changeset_id=changeset.id, status=changeset.status, run_id=changeset.run_id,
         title=changeset.title, files=files,
     )  # fmt: skip
-
-
-def safe_diff(engine: Engine, text: str) -> str:
-    return redact_secrets(text)[0] if engine.settings.index.redact_secrets else text

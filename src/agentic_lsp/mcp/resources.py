@@ -58,11 +58,7 @@ def register_resources(server: MCPServer, access: EngineAccess) -> None:
         """How the workspace index is built and searched, with this workspace's numbers."""
         engine = await access.engine()
         status = engine.status()
-        records = list(engine.indexer.records.values())
-        languages = Counter(r.language or "other" for r in records)
-        kinds: Counter[str] = Counter()
-        for path in engine.indexer.symbols.paths():
-            kinds.update(s.kind for s in engine.indexer.symbols.symbols_in(path))
+        languages, kinds = await asyncio.to_thread(engine.index_composition)
         idx = engine.settings.index
         return ARCHITECTURE.format(
             root=status.root, store=status.store, model=idx.embedding_model,
@@ -106,10 +102,8 @@ def register_resources(server: MCPServer, access: EngineAccess) -> None:
             found = await asyncio.to_thread(engine.changes.get, changeset_id)
         except AgenticError as exc:
             raise ResourceNotFoundError(exc.message) from None
-        from agentic_lsp.mcp.changeset_replies import safe_diff
-
         try:
-            diff = safe_diff(engine, changeset_diff(found))
+            diff = engine.readable.redact(changeset_diff(found))
         except AgenticError as exc:
             raise ResourceError(exc.message) from None
         head = [

@@ -20,13 +20,13 @@ from agentic_lsp.changes.diff import split_lines
 from agentic_lsp.changes.patch import changeset_diff, file_diff
 from agentic_lsp.errors import ChangesetError
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
-from agentic_lsp.mcp.changeset_replies import changeset_summary, safe_diff
+from agentic_lsp.mcp.changeset_replies import changeset_summary
 from agentic_lsp.mcp.render import Reply, decode_cursor, page_note
 from agentic_lsp.mcp.tools_search import READ_ONLY, Cursor
 from agentic_lsp.mcp.tools_workflows import refine_and_report
 
 if TYPE_CHECKING:
-    from agentic_lsp.engine import Engine
+    pass
 
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 DECIDES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -41,10 +41,6 @@ Paths = Annotated[
 Hunks = Annotated[
     list[int] | None, Field(description="Only these hunk numbers (needs exactly one path).")
 ]
-
-
-def _buffers(engine: Engine) -> dict[str, str]:
-    return dict(engine.indexer.overlays) if engine._indexer is not None else {}
 
 
 def _outcome(reply: Reply, result: Mapping[str, Any]) -> None:
@@ -100,7 +96,7 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
         engine = await access.engine()
         changeset = await asyncio.to_thread(engine.changes.get, changeset_id)
         stale = await asyncio.to_thread(
-            engine.changes.stale_files, changeset, None, _buffers(engine)
+            engine.changes.stale_files, changeset, None, engine.buffer_snapshot()
         )
         if path is not None:
             diff = file_diff(changeset.file(path), include_rejected=include_rejected)
@@ -108,7 +104,7 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
             diff = changeset_diff(changeset, include_rejected=include_rejected)
         reply = Reply(access.max_chars)
         changeset_summary(reply, changeset, stale)
-        lines = split_lines(safe_diff(engine, diff))
+        lines = split_lines(engine.readable.redact(diff))
         offset = decode_cursor(cursor)
         budget = access.max_chars - len(reply.text()) - 600
         chosen: list[str] = []
@@ -144,7 +140,7 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
         else:
             outcome = await asyncio.to_thread(
                 engine.changes.accept_on_disk, changeset_id, paths, hunks,
-                commit=engine.settings.changes.commit_on_accept, buffers=_buffers(engine),
+                commit=engine.settings.changes.commit_on_accept, buffers=engine.buffer_snapshot(),
             )  # fmt: skip
             result = {"via": "disk", "written": outcome.written, "commitId": outcome.commit_id,
                       "editorOnly": outcome.editor_only, "notes": outcome.notes}  # fmt: skip
@@ -208,7 +204,7 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
             target = result.get("changesetId", changeset_id)
         else:
             plan = await asyncio.to_thread(
-                engine.changes.plan_rollback, changeset_id, _buffers(engine)
+                engine.changes.plan_rollback, changeset_id, engine.buffer_snapshot()
             )
             if plan.buffers:
                 raise ChangesetError(

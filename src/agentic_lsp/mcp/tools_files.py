@@ -12,11 +12,8 @@ from pydantic import Field
 
 from agentic_lsp.changes.diff import split_lines
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.index.languages import language_for_path
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.index.parsing import node_at, parse_file
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
-from agentic_lsp.mcp.files import read_workspace_text
 from agentic_lsp.mcp.render import Reply
 from agentic_lsp.mcp.tools_search import READ_ONLY
 
@@ -43,16 +40,14 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
     async def document_symbols(path: Path_) -> CallToolResult:
         """Outline of one file: its functions, classes and methods with line ranges."""
         engine = await access.engine()
-        rel, text = await asyncio.to_thread(read_workspace_text, engine, path)
-        symbols = engine.indexer.symbols.symbols_in(rel)
-        record = engine.indexer.records.get(rel)
-        source = "index"
-        if rel not in engine.indexer.records or rel in engine.indexer.overlays:
-            language = (record.language if record else None) or language_for_path(rel)
-            if language is None:
-                raise AgenticError(f"{rel}: no parser for this kind of file")
-            parsed = await asyncio.to_thread(parse_file, rel, language, text)
-            symbols, source = parsed.symbols, "parsed now"
+        rel = engine.readable.path(path)
+        found = await asyncio.to_thread(engine.navigation.symbols_of, rel)
+        if found.source == "parsed" and found.text is None:
+            engine.readable.read(rel)  # raises, saying why the file cannot be read
+        if found.language is None:
+            raise AgenticError(f"{rel}: no parser for this kind of file")
+        symbols = found.symbols
+        source = "index" if found.source == "index" else "parsed now"
         reply = Reply(access.max_chars)
         reply.line(f"document_symbols {clean(rel)}: {len(symbols)} symbols ({source})")
         if symbols:
@@ -76,20 +71,8 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
     ) -> CallToolResult:
         """The syntax node at a position: its kind, range, enclosing symbol, ancestors, text."""
         engine = await access.engine()
-        rel, text = await asyncio.to_thread(read_workspace_text, engine, path)
-        record = engine.indexer.records.get(rel)
-        language = (record.language if record else None) or language_for_path(rel)
-        if language is None:
-            raise AgenticError(f"{rel}: no grammar for this kind of file")
-        lines = text.split("\n")
-        if line > len(lines):
-            raise AgenticError(f"{rel} has {len(lines)} lines; line {line} does not exist")
-        if column is None:
-            current = lines[line - 1]
-            column = len(current) - len(current.lstrip())
-        info = await asyncio.to_thread(node_at, language, text, line, column)
-        if info is None:
-            raise AgenticError(f"no syntax node at {rel}:{line}:{column} ({language})")
+        rel = engine.readable.path(path)
+        language, info = await asyncio.to_thread(engine.navigation.node_at, rel, line, column)
         reply = Reply(access.max_chars)
         span = f"{info.start_line}:{info.start_col}-{info.end_line}:{info.end_col}"
         reply.line(f"node {info.kind} at {clean(rel)} {span} ({language})")
@@ -117,7 +100,7 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
         refused. Long ranges are cut to fit; the reply says where to continue.
         """
         engine = await access.engine()
-        rel, text = await asyncio.to_thread(read_workspace_text, engine, path)
+        rel, text = await asyncio.to_thread(engine.readable.read, path)
         lines = split_lines(text)
         total = len(lines)
         last = min(end_line or total, total, start_line + MAX_READ_LINES - 1)

@@ -8,6 +8,7 @@ with an opaque ``cursor`` and bounded by the reply budget.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING, Annotated
 
 from mcp.server.mcpserver import MCPServer
@@ -16,9 +17,8 @@ from pydantic import Field
 
 from agentic_lsp.changes.diff import split_lines
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.index.search import SearchResult
+from agentic_lsp.index.results import SearchResult
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
-from agentic_lsp.mcp.files import read_workspace_text, workspace_path
 from agentic_lsp.mcp.render import Reply, decode_cursor, page_note
 
 if TYPE_CHECKING:
@@ -51,18 +51,15 @@ async def _identifier(
 ) -> tuple[str, str | None]:
     """The name asked about (given, or the identifier at path:line:column) and the from-path."""
     engine = await access.engine()
-    rel = workspace_path(engine, path) if path else None
+    rel = engine.readable.path(path) if path else None
     if name:
         return name, rel
     if rel is None or line is None or col is None:
         raise AgenticError("give a name, or path + line + column of an identifier")
-    from agentic_lsp.index.references import identifier_at
-
-    _, text = await asyncio.to_thread(read_workspace_text, engine, rel)
-    found = identifier_at(text, line, col)
+    found = await asyncio.to_thread(engine.navigation.identifier_at, rel, line, col)
     if found is None:
         raise AgenticError(f"no identifier at {rel}:{line}:{col}", "point at a name")
-    return found[0], rel
+    return found.name, rel
 
 
 def _index_note(reply: Reply, engine: Engine) -> None:
@@ -104,7 +101,7 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
             if snippet_lines and result.path not in texts:
                 try:
                     texts[result.path] = (await asyncio.to_thread(
-                        read_workspace_text, engine, result.path))[1]  # fmt: skip
+                        engine.readable.read, result.path))[1]  # fmt: skip
                 except AgenticError:
                     texts[result.path] = None
             text = texts.get(result.path)
@@ -163,7 +160,7 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         """Find definitions by name: exact, prefix and fuzzy (camelCase/underscore) matches."""
         engine = await access.engine()
         offset = decode_cursor(cursor)
-        scored = engine.indexer.symbols.fuzzy(query, limit=MAX_RESULTS * 2)
+        scored = await asyncio.to_thread(engine.navigation.fuzzy_symbols, query, MAX_RESULTS * 2)
         if kind:
             scored = [(s, r) for s, r in scored if r.symbol.kind == kind]
         reply = Reply(access.max_chars)
@@ -199,7 +196,7 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         """
         engine = await access.engine()
         ident, rel = await _identifier(access, name, path, line, column)
-        refs = engine.indexer.symbols.definitions(ident, from_path=rel)
+        refs = await asyncio.to_thread(engine.navigation.definitions, ident, rel)
         reply = Reply(access.max_chars)
         reply.line(f"find_definition {clean(ident)!r}: {len(refs)} definitions")
         shown: list[dict[str, object]] = []
@@ -214,7 +211,7 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
             body = sym.doc and f"doc: {sym.doc}\n"
             if source_lines:
                 try:
-                    _, text = await asyncio.to_thread(read_workspace_text, engine, ref.path)
+                    _, text = await asyncio.to_thread(engine.readable.read, ref.path)
                     end = min(sym.end_line, sym.start_line + source_lines - 1)
                     body = _lines(text, sym.start_line, end)
                 except AgenticError as exc:
@@ -242,10 +239,8 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         engine = await access.engine()
         ident, rel = await _identifier(access, name, path, line, column)
         offset = decode_cursor(cursor)
-        from agentic_lsp.index.references import references_in_index
-
         found = await asyncio.to_thread(
-            references_in_index, engine.indexer, ident, rel, limit=offset + limit + 1
+            functools.partial(engine.navigation.references, ident, rel, limit=offset + limit + 1)
         )
         page = found.occurrences[offset : offset + limit]
         reply = Reply(access.max_chars)

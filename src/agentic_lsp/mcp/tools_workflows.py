@@ -20,7 +20,7 @@ from pydantic import Field
 
 from agentic_lsp.changes.patch import changeset_diff
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
-from agentic_lsp.mcp.changeset_replies import changeset_summary, safe_diff
+from agentic_lsp.mcp.changeset_replies import changeset_summary
 from agentic_lsp.mcp.render import Reply
 from agentic_lsp.mcp.tools_search import READ_ONLY
 from agentic_lsp.workflows.events import RunEvent, RunReport
@@ -134,7 +134,7 @@ async def report_run(engine: Engine, reply: Reply, report: RunReport) -> None:
     changeset_summary(reply, changeset, stale)
     reply.data["changeset_status"] = changeset.status
     reply.data.update(run_data)
-    diff = safe_diff(engine, changeset_diff(changeset))
+    diff = engine.readable.redact(changeset_diff(changeset))
     if not reply.block(diff, f"unified diff of changeset {changeset.id}") or reply.truncated:
         reply.line(f"[diff cut; call show_changeset with changeset_id={changeset.id!r}]")
     reply.line("review it, then call accept_changeset or reject_changeset (with feedback)")

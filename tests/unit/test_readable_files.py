@@ -1,4 +1,5 @@
-"""The MCP file gate: every traversal form refused, secrets refused by asked and real name."""
+"""The readable-files gate (MCP tools, agents, grounding): every traversal form refused, secrets
+refused by asked and real name, unsaved buffers first."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import pytest
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.errors import PathOutsideWorkspace, WorkspaceError
-from agentic_lsp.mcp.files import read_workspace_text, workspace_path
 
 
 @pytest.fixture
@@ -51,7 +51,7 @@ TRAVERSALS = [
 @pytest.mark.parametrize("path", TRAVERSALS)
 def test_traversal_forms_are_refused(engine: Engine, path: str) -> None:
     with pytest.raises(PathOutsideWorkspace):
-        workspace_path(engine, path)
+        engine.readable.path(path)
 
 
 def test_absolute_paths_outside_and_sibling_prefix_are_refused(engine: Engine) -> None:
@@ -59,27 +59,27 @@ def test_absolute_paths_outside_and_sibling_prefix_are_refused(engine: Engine) -
     sibling = Path(str(engine.root) + "-evil") / "secret.txt"
     for path in (str(outside), str(sibling), "/etc/passwd"):
         with pytest.raises(PathOutsideWorkspace):
-            workspace_path(engine, path)
+            engine.readable.path(path)
 
 
 def test_absolute_path_inside_is_made_relative(engine: Engine) -> None:
-    assert workspace_path(engine, str(engine.root / "src" / "app.py")) == "src/app.py"
-    assert workspace_path(engine, "./src/./app.py") == "src/app.py"
+    assert engine.readable.path(str(engine.root / "src" / "app.py")) == "src/app.py"
+    assert engine.readable.path("./src/./app.py") == "src/app.py"
 
 
 @pytest.mark.parametrize("path", [".env", "innocent.txt", "src/../.env"])
 def test_secret_files_are_refused_by_asked_and_resolved_name(engine: Engine, path: str) -> None:
     with pytest.raises(WorkspaceError, match="holds secrets"):
-        workspace_path(engine, path)
+        engine.readable.path(path)
 
 
 def test_git_internals_are_refused(engine: Engine) -> None:
     with pytest.raises(WorkspaceError, match=r"inside \.git"):
-        workspace_path(engine, ".git/config")
+        engine.readable.path(".git/config")
 
 
 def test_text_is_read_with_secret_values_redacted(engine: Engine) -> None:
-    rel, text = read_workspace_text(engine, "src/app.py")
+    rel, text = engine.readable.read("src/app.py")
     assert rel == "src/app.py"
     assert "sk-live-abcdefghijklmnop1234" not in text
     assert "[REDACTED]" in text
@@ -88,20 +88,21 @@ def test_text_is_read_with_secret_values_redacted(engine: Engine) -> None:
 
 def test_binary_and_missing_files_are_refused(engine: Engine) -> None:
     with pytest.raises(WorkspaceError, match="binary"):
-        read_workspace_text(engine, "bin.dat")
+        engine.readable.read("bin.dat")
     with pytest.raises(WorkspaceError, match="does not exist"):
-        read_workspace_text(engine, "src/missing.py")
+        engine.readable.read("src/missing.py")
 
 
 def test_unsaved_buffer_wins_over_disk(engine: Engine) -> None:
     engine.open()
     try:
-        engine.indexer.overlays["src/app.py"] = "print('unsaved')\n"
-        assert read_workspace_text(engine, "src/app.py") == ("src/app.py", "print('unsaved')\n")
+        engine.indexer.set_overlay("src/app.py", "print('unsaved')\n")
+        assert engine.readable.read("src/app.py") == ("src/app.py", "print('unsaved')\n")
+        assert engine.buffer_snapshot() == {"src/app.py": "print('unsaved')\n"}
     finally:
         engine.indexer.close()
 
 
 def test_symlinks_inside_the_workspace_are_followed(engine: Engine) -> None:
     os.symlink(engine.root / "src" / "app.py", engine.root / "alias.py")
-    assert workspace_path(engine, "alias.py") == "src/app.py"
+    assert engine.readable.path("alias.py") == "src/app.py"

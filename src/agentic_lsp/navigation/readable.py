@@ -1,0 +1,92 @@
+"""A workspace file as a model or a client may read it: the one home of that policy.
+
+Every path goes through :func:`~agentic_lsp.workspace.relative_to_workspace` (``..``, absolute
+paths elsewhere, sibling prefixes, symlinks out, NUL, UNC and drive forms are refused); ``.git``
+internals are never read; secret files are refused by the name asked for *and* by the name the
+path resolves to, so a harmless looking symlink to ``.env`` is refused too. The text is the
+editor's unsaved buffer when one is open, else the file on disk, with secret values redacted
+(``index.redact_secrets``) either way. The MCP tools, the agents' workspace view and the
+retrieval grounding all read through :class:`ReadableFiles`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path, PurePosixPath
+
+from agentic_lsp.config import IndexSettings
+from agentic_lsp.errors import WorkspaceError
+from agentic_lsp.index.discovery import read_indexable_text
+from agentic_lsp.index.models import SkipReason
+from agentic_lsp.index.secrets import is_secret_path, redact_secrets
+from agentic_lsp.workspace import relative_to_workspace
+
+BuffersFn = Callable[[], Mapping[str, str]]
+
+_REFUSALS = {
+    SkipReason.SECRET: "it holds secrets; agentic-lsp never reads such files",
+    SkipReason.BINARY: "it is a binary file",
+    SkipReason.TOO_LARGE: "it is larger than index.max_file_bytes",
+    SkipReason.UNREADABLE: "it does not exist or is not a readable regular file",
+    SkipReason.SYMLINK_OUTSIDE: "it resolves outside the workspace",
+}
+
+
+def _no_buffers() -> Mapping[str, str]:
+    return {}
+
+
+class ReadableFiles:
+    """Reads workspace files for models and clients; never writes."""
+
+    def __init__(
+        self, root: Path, settings: IndexSettings, buffers: BuffersFn | None = None
+    ) -> None:
+        self.root = root
+        self.settings = settings
+        self._buffers = buffers or _no_buffers
+
+    def location(self, path: str) -> str:
+        """Workspace-relative POSIX path of a working-tree file (never inside ``.git``); raises
+        WorkspaceError. Says nothing about whether its content may be read: see :meth:`path`."""
+        rel = relative_to_workspace(self.root, path)
+        if ".git" in PurePosixPath(rel).parts:
+            raise WorkspaceError(f"{path!r} is inside .git", "ask for files of the working tree")
+        return rel
+
+    def path(self, path: str) -> str:
+        """Workspace-relative POSIX path of a file whose text a model or client may read, after
+        every check (:meth:`location`, secrets refused); raises WorkspaceError."""
+        rel = self.location(path)
+        if is_secret_path(path) or is_secret_path(rel):
+            raise WorkspaceError(
+                f"refusing to read {path!r}: {_REFUSALS[SkipReason.SECRET]}",
+                "ask for a template (.env.example) or the code that reads the setting instead",
+            )
+        return rel
+
+    def redact(self, text: str) -> str:
+        """``text`` as a model may see it (secret values replaced when redaction is on)."""
+        return redact_secrets(text)[0] if self.settings.redact_secrets else text
+
+    def read(self, path: str, buffers: Mapping[str, str] | None = None) -> tuple[str, str]:
+        """``(relative path, text)``: the unsaved buffer first (``buffers``, else the engine's),
+        else the file; secrets redacted. Raises :class:`WorkspaceError` naming the reason."""
+        rel = self.path(path)
+        buffer = (self._buffers() if buffers is None else buffers).get(rel)
+        if buffer is not None:
+            return rel, self.redact(buffer)
+        found = read_indexable_text(self.root, rel, self.settings)
+        if isinstance(found, SkipReason):
+            reason = _REFUSALS.get(found, found.value)
+            raise WorkspaceError(
+                f"cannot read {rel!r}: {reason}", "check the path with search_files"
+            )
+        return rel, found[0]
+
+    def text_or_none(self, rel: str, buffers: Mapping[str, str] | None = None) -> str | None:
+        """:meth:`read` for callers that skip what cannot be read (``None`` instead of raising)."""
+        try:
+            return self.read(rel, buffers)[1]
+        except WorkspaceError:
+            return None
