@@ -34,6 +34,7 @@ from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
 if TYPE_CHECKING:
     from agentic_lsp.changes.change_service import ChangeService
     from agentic_lsp.changes.editor_review import EditorReview
+    from agentic_lsp.workflows.ports import IndexPorts, RunPorts
     from agentic_lsp.workflows.run_service import WorkflowService
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,12 @@ class Engine:
             self._watcher = Watcher(self.indexer, self._after_watch_batch)
             self._watcher.start()
 
+    def close_blocking(self) -> None:
+        """Close the index (store, background embedding) from a one-shot command's thread."""
+        if self._opened is not None:
+            (self._indexer.close if self._indexer else self._opened.store.close)()
+            self._opened = None
+
     async def close(self) -> None:
         self._cancel_sync.set()
         if "workflows" in self.__dict__:  # created on first use; stop its unfinished runs
@@ -131,7 +138,20 @@ class Engine:
         """Workflow runs: list, start (returns a run id at once), cancel, refine, reports."""
         from agentic_lsp.workflows.run_service import WorkflowService
 
-        return WorkflowService(self)
+        return WorkflowService(self.run_ports())
+
+    def run_ports(self) -> RunPorts:
+        """The ports a workflow service works on (the index is opened when a run starts)."""
+        from agentic_lsp.workflows.ports import RunPorts
+
+        return RunPorts(self.root, self.settings, self.cache_dir, self.changes, self.index_ports)
+
+    def index_ports(self) -> IndexPorts:
+        """Search and navigation over the index, opened first when needed (blocking)."""
+        from agentic_lsp.workflows.ports import IndexPorts
+
+        self.open()
+        return IndexPorts(self.searcher, self.navigation)
 
     @functools.cached_property
     def readable(self) -> ReadableFiles:
@@ -211,6 +231,10 @@ class Engine:
     def indexed_files(self) -> int:
         """How many files the index holds (0 before the first sync or before open)."""
         return len(self._indexer.records) if self._indexer is not None else 0
+
+    def symbol_count(self) -> int:
+        """How many symbols the index holds (no store access: safe on the event loop)."""
+        return self._indexer.symbols.count() if self._indexer is not None else 0
 
     def index_composition(self) -> tuple[Counter[str], Counter[str]]:
         """Indexed files by language and symbols by kind (blocking: walks the symbol table)."""

@@ -79,7 +79,7 @@ def scripted(engine: Engine, steps: list[dict[str, Any]]) -> tuple[WorkflowServi
     async def factory(roles: list[str]) -> dict[str, ScriptedChatModel]:
         return {role: ScriptedChatModel(script=script, role=role) for role in roles}
 
-    return WorkflowService(engine, factory), script
+    return WorkflowService(engine.run_ports(), factory), script
 
 
 async def run(service: WorkflowService, task: str, workflow: str | None = None) -> RunReport:
@@ -255,7 +255,9 @@ async def test_grounding_relocates_snippets_of_files_changed_since_indexing(engi
     original = cart.read_text()
     cart.write_text("# moved down by three lines\n#\n#\n" + original)
     try:
-        context, files, functions = await RetrievalAgent(engine, workflow, None).retrieve(stage)
+        context, files, functions = await RetrievalAgent(
+            engine.index_ports(), workflow, None
+        ).retrieve(stage)
     finally:
         cart.write_text(original)
     total = next(s for s in context.snippets if s.symbol == "total")

@@ -56,7 +56,7 @@ def scripted(engine: Engine, steps: list[dict[str, Any] | str]) -> tuple[Workflo
     async def factory(roles: list[str]) -> dict[str, ScriptedChatModel]:
         return {role: ScriptedChatModel(script=script, role=role) for role in roles}
 
-    return WorkflowService(engine, factory), script
+    return WorkflowService(engine.run_ports(), factory), script
 
 
 async def run(

@@ -11,6 +11,7 @@ from agentic_lsp.agents.edit_apply import apply_reply
 from agentic_lsp.agents.security_review import scan_text
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.config import IndexSettings
+from agentic_lsp.navigation import ReadableFiles
 
 GOOD = "app.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
 
@@ -24,7 +25,7 @@ def view(tmp_path: Path) -> WorkspaceView:
     (root / "broken.py").write_text("def oops(:\n    pass\n")
     (tmp_path / "outside.py").write_text("SECRET = 1\n")
     os.symlink(tmp_path / "outside.py", root / "link.py")
-    return WorkspaceView(root, IndexSettings(max_file_bytes=5_000))
+    return WorkspaceView(ReadableFiles(root, IndexSettings(max_file_bytes=5_000)))
 
 
 def apply(view: WorkspaceView, reply: str, **kw):

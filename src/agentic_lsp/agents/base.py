@@ -16,12 +16,13 @@ from agentic_lsp.workflows.state import FailureContext, RetrievalContext
 if TYPE_CHECKING:
     from agentic_lsp.agents.test_runner import TestRunner
     from agentic_lsp.agents.tools import IndexTools
-    from agentic_lsp.engine import Engine
 
 
 @dataclass
 class AgentContext:
-    engine: Engine
+    """What one agent gets for one stage attempt: the workspace view (files as the agent may
+    read them, with the run's edits so far), the index tools, the test runner, its model."""
+
     run_id: str
     workflow: WorkflowSpec
     stage_id: str

@@ -61,7 +61,7 @@ class CodeAgent(Agent):
             reply = await ask_for_edits(ctx, SYSTEM, "## Goal\nMake the change the task asks for.")
         except ProviderError as exc:
             return AgentResult(False, f"model call failed: {exc.message}", errors=[exc.message])
-        limit = ctx.engine.settings.index.max_file_bytes
+        limit = ctx.view.settings.max_file_bytes
         outcome = await asyncio.to_thread(apply_reply, ctx.view, reply, max_file_bytes=limit)
         if not outcome.ok:
             return edit_failure(outcome, reply)

@@ -95,7 +95,7 @@ class DocsAgent(Agent):
             apply_reply,
             ctx.view,
             reply,
-            max_file_bytes=ctx.engine.settings.index.max_file_bytes,
+            max_file_bytes=ctx.view.settings.max_file_bytes,
             allow=lambda p: None if source_of(p) == "docs" else "the docs agent edits docs only",
         )
         if not outcome.ok:

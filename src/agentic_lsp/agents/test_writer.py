@@ -51,7 +51,7 @@ class TestsAgent(Agent):
                 reply = await ask_for_edits(ctx, SYSTEM, _goal(options.expect))
             except ProviderError as exc:
                 return AgentResult(False, f"model call failed: {exc.message}", errors=[exc.message])
-            limit = ctx.engine.settings.index.max_file_bytes
+            limit = ctx.view.settings.max_file_bytes
             outcome = await asyncio.to_thread(
                 apply_reply, ctx.view, reply, max_file_bytes=limit, allow=_only_tests
             )
@@ -59,7 +59,7 @@ class TestsAgent(Agent):
                 return edit_failure(outcome, reply, "test edits")
             edits = dict(outcome.edits)
             wrote = f"wrote {', '.join(sorted(edits))}" if edits else "kept the existing tests"
-        buffers = dict(ctx.engine.indexer.overlays)
+        buffers = ctx.view.buffers
         try:
             run = await ctx.tests.run({**ctx.view.pending, **edits}, buffers)
         except AgenticError as exc:

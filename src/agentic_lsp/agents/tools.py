@@ -19,11 +19,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.index.references import references_in_index
 from agentic_lsp.llm.edits import parse_edit_blocks
 
 if TYPE_CHECKING:
-    from agentic_lsp.engine import Engine
+    from agentic_lsp.index.search import Searcher
+    from agentic_lsp.navigation import Navigation
 
 MAX_CALLS = 4
 MAX_ROUNDS = 2
@@ -51,8 +51,9 @@ def _excerpt(text: str, start: int, end: int, max_lines: int = 80) -> str:
 
 
 class IndexTools:
-    def __init__(self, engine: Engine, view: WorkspaceView) -> None:
-        self.engine = engine
+    def __init__(self, navigation: Navigation, searcher: Searcher, view: WorkspaceView) -> None:
+        self.navigation = navigation
+        self.searcher = searcher
         self.view = view
         self.calls: list[tuple[str, str]] = []
 
@@ -66,9 +67,8 @@ class IndexTools:
             return f"error: {exc.message}"
 
     def _sync_call(self, name: str, argument: str) -> str:
-        symbols = self.engine.indexer.symbols
         if name == "definition":
-            refs = symbols.definitions(argument)[:3]
+            refs = self.navigation.definitions(argument, limit=3)
             if not refs:
                 return f"no definition of {argument!r} in the index"
             parts = []
@@ -78,7 +78,7 @@ class IndexTools:
                 parts.append(f"{ref.path}:{ref.symbol.start_line} {ref.symbol.kind}\n{body}")
             return "\n\n".join(parts)
         if name == "references":
-            found = references_in_index(self.engine.indexer, argument, limit=30)
+            found = self.navigation.references(argument, limit=30)
             lines = [f"{o.path}:{o.line}: {o.preview.strip()}" for o in found.occurrences]
             more = " (more exist)" if found.truncated else ""
             return "\n".join(lines) + more if lines else f"no references to {argument!r}"
@@ -86,7 +86,7 @@ class IndexTools:
             rel = self.view.normalize(argument)
             listed = [
                 f"{s.start_line}-{s.end_line} {s.kind} {s.qualname}: {s.signature}"
-                for s in symbols.symbols_in(rel)
+                for s in self.navigation.symbols_in_index(rel)
             ]
             return "\n".join(listed) or f"no symbols indexed for {rel}"
         match = _RANGE.match(argument)
@@ -101,7 +101,7 @@ class IndexTools:
         return f"{rel}:{start}-{end}\n{_excerpt(content, start, end)}"
 
     async def _search(self, query: str) -> str:
-        response = await self.engine.search(query, limit=6)
+        response = await asyncio.to_thread(self.searcher.search, query, 6)
         lines = [
             f"{r.path}:{r.start_line}-{r.end_line} {r.kind} {r.symbol or ''} {r.signature}".rstrip()
             for r in response.results

@@ -1,36 +1,35 @@
 """The workspace as an agent sees it: files on disk, under unsaved editor buffers, under the
 run's in-progress edits. Reading never writes; every path goes through the changeset path gate
-(inside the workspace, never ``.git``).
+(inside the workspace, never ``.git``). What a model may read of the workspace itself is decided
+once, by :class:`~agentic_lsp.navigation.ReadableFiles`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from agentic_lsp.changes.changeset import resolve_target
-from agentic_lsp.config import IndexSettings
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.index.discovery import read_indexable_text
-from agentic_lsp.index.models import SkipReason
-from agentic_lsp.index.secrets import is_secret_path, redact_secrets
+from agentic_lsp.navigation import ReadableFiles
 
 
 class WorkspaceView:
     def __init__(
         self,
-        root: Path,
-        settings: IndexSettings,
+        readable: ReadableFiles,
         buffers: Mapping[str, str] | None = None,
         pending: Mapping[str, str | None] | None = None,
     ) -> None:
-        self.root = root
-        self.settings = settings
-        self.buffers = dict(buffers or {})
+        """``buffers``: unsaved editor text (default: the engine's, now); ``pending``: the
+        run's edits so far (path → new text, ``None`` deletes)."""
+        self.readable = readable
+        self.root = readable.root
+        self.settings = readable.settings
+        self.buffers = dict(readable.buffers() if buffers is None else buffers)
         self.pending = dict(pending or {})
 
     def with_edits(self, edits: Mapping[str, str | None]) -> WorkspaceView:
-        return WorkspaceView(self.root, self.settings, self.buffers, {**self.pending, **edits})
+        return WorkspaceView(self.readable, self.buffers, {**self.pending, **edits})
 
     def normalize(self, path: str) -> str:
         """Workspace-relative path, or :class:`AgenticError` (outside, ``.git``, the root)."""
@@ -60,16 +59,19 @@ class WorkspaceView:
             return None
 
     def read_for_model(self, rel: str) -> str | None:
-        """Text safe to show a model: secrets redacted (pending edits are the model's own)."""
-        if is_secret_path(rel):
-            return None
-        if rel in self.pending or rel in self.buffers:
-            text = self.pending[rel] if rel in self.pending else self.buffers[rel]
-            if text is None or not self.settings.redact_secrets:
-                return text
-            return redact_secrets(text)[0]
-        read = read_indexable_text(self.root, rel, self.settings)
-        return None if isinstance(read, SkipReason) else read[0]
+        """Text safe to show a model: the run's pending edit (its own, secrets redacted), else
+        the workspace's text as a model may read it (``None`` when refused or absent)."""
+        if rel in self.pending:
+            text = self.pending[rel]
+            if text is None or self.readable.is_secret(rel):
+                return None
+            return self.readable.redact(text)
+        return self.workspace_text(rel)
+
+    def workspace_text(self, rel: str) -> str | None:
+        """The workspace's text of ``rel`` as a model may read it (buffer first, secrets
+        refused or redacted), never the run's pending edits."""
+        return self.readable.text_or_none(rel, self.buffers)
 
     def exists(self, rel: str) -> bool:
         return self.read(rel) is not None

@@ -56,7 +56,7 @@ def _search_demo(source: Path, tmp: Path) -> None:
         for r in response.results:
             signals = ",".join(r.signals)
             print(f"  {r.score:.3f}  {r.path}:{r.start_line}-{r.end_line}  {r.symbol} [{signals}]")
-    engine.indexer.close()
+    engine.close_blocking()
 
 
 async def _workflow_demo(tmp: Path) -> int:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +15,8 @@ from pathlib import Path
 from agentic_lsp import __version__
 from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.index.languages import CODE_LANGUAGES
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
-GRAMMARS = (*sorted(CODE_LANGUAGES), "markdown")
 
 
 @dataclass(frozen=True)
@@ -59,42 +56,21 @@ def check_ollama(loaded: LoadedSettings) -> Check:
 
 
 def check_embedder(loaded: LoadedSettings) -> Check:
-    from agentic_lsp.index.embedder import EmbedderUnavailable, load_embedder
+    from agentic_lsp.health import embedder_health
 
-    started = time.perf_counter()
-    try:
-        embedder = load_embedder(loaded.settings.index.embedding_model)
-        vector = embedder.embed(["def parse(text): ..."])[0]
-    except EmbedderUnavailable as exc:
-        return Check("embeddings", FAIL, exc.message, exc.hint)
-    took = time.perf_counter() - started
-    return Check("embeddings", OK, f"{embedder.model_id}, dim {len(vector)}, loaded in {took:.1f}s")
+    return Check("embeddings", *embedder_health(loaded.settings.index.embedding_model))
 
 
 def check_grammars() -> Check:
-    from tree_sitter_language_pack import get_parser
+    from agentic_lsp.health import grammar_health
 
-    missing = []
-    for name in GRAMMARS:
-        try:
-            get_parser(name)  # type: ignore[arg-type]
-        except Exception:  # a grammar that fails to load for any reason is "missing"
-            missing.append(name)
-    if missing:
-        return Check(
-            "grammars",
-            FAIL,
-            "cannot load: " + ", ".join(missing),
-            "reinstall: pip install --force-reinstall 'tree-sitter-language-pack<1'",
-        )
-    return Check("grammars", OK, f"{len(GRAMMARS)} bundled grammars load")
+    return Check("grammars", *grammar_health())
 
 
 def check_store(workspace: Path, loaded: LoadedSettings) -> Check:
-    from agentic_lsp.index.health import store_health
+    from agentic_lsp.health import store_health
 
-    status, detail, fix = store_health(workspace, loaded.settings)
-    return Check("index store", status, detail, fix)
+    return Check("index store", *store_health(workspace, loaded.settings))
 
 
 def check_git(workspace: Path) -> Check:

@@ -76,7 +76,7 @@ async def _run(
     await engine.start(index=False, watch=False)
     run_id = None
     try:
-        if not engine.indexer.records:
+        if not engine.indexed_files():
             err.print(f"indexing {root} first", markup=False, soft_wrap=True)
         with bar(enabled=err.is_terminal) as progress:
             await asyncio.to_thread(engine.sync_blocking, progress)

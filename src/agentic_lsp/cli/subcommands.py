@@ -99,7 +99,7 @@ def index(args: argparse.Namespace) -> int:
         with _ProgressBar(enabled=err.is_terminal and not args.json) as bar:
             summary = engine.sync_blocking(bar, embed=not args.no_embed)
     finally:
-        engine.indexer.close()
+        engine.close_blocking()
     if args.json:
         print(json.dumps(asdict(summary), indent=2))
     else:
@@ -118,13 +118,13 @@ def search(args: argparse.Namespace) -> int:
     engine = Engine(root, _settings(root, args))
     engine.open()
     try:
-        if not engine.indexer.records:
+        if not engine.indexed_files():
             err.print(f"no index for {root} yet: indexing it first")
         with _ProgressBar(enabled=err.is_terminal and not args.json) as bar:
             engine.sync_blocking(bar)
         response = asyncio.run(engine.search(args.query, args.limit, functions=args.functions))
     finally:
-        engine.indexer.close()
+        engine.close_blocking()
     if args.json:
         print(json.dumps(asdict(response), indent=2))
         return 0

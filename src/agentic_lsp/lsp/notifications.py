@@ -194,12 +194,10 @@ class ProgressReporter:
         if not force and self._last_state.get(key) == (engine.state, phase):
             return
         self._last_state[key] = (engine.state, phase)
-        try:
-            indexer = engine.indexer
-        except RuntimeError:  # not opened (or closed meanwhile)
+        if not engine.is_open:  # not opened (or closed meanwhile)
             return
-        data = {"state": engine.state, "phase": phase, "files": len(indexer.records),
-                "symbols": indexer.symbols.count(), "message": engine.message}  # fmt: skip
+        data = {"state": engine.state, "phase": phase, "files": engine.indexed_files(),
+                "symbols": engine.symbol_count(), "message": engine.message}  # fmt: skip
         self.event("index_state", data, root=key)
 
     def _on_index(

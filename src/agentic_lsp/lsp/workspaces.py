@@ -39,7 +39,7 @@ class Root:
     path: Path
     engine: Engine
     review_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    overlays: set[str] = field(default_factory=set)  # paths with an overlay in the index
+    buffered: set[str] = field(default_factory=set)  # paths whose buffer the engine holds
 
 
 class Workspaces:
@@ -162,7 +162,7 @@ class Workspaces:
         lock = self._locks.setdefault(uri, asyncio.Lock())
         async with lock:
             text, version = (None, None) if closed else self._current(uri)
-            if text is None and rel not in root.overlays:
+            if text is None and rel not in root.buffered:
                 return
             try:
                 await root.engine.update_buffer(rel, text)
@@ -170,10 +170,10 @@ class Workspaces:
                 log.exception("could not index the buffer of %s", rel)
                 return
             if text is None:
-                root.overlays.discard(rel)
+                root.buffered.discard(rel)
                 self.synced.pop(uri, None)
             else:
-                root.overlays.add(rel)
+                root.buffered.add(rel)
                 self.synced[uri] = version
 
     def _current(self, uri: str) -> tuple[str | None, int | None]:

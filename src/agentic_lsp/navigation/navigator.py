@@ -178,6 +178,15 @@ class Navigation:
         """Symbols whose names match ``query`` exactly, by prefix or fuzzily, best first."""
         return self._indexer.symbols.fuzzy(query, limit)
 
+    def find_symbols(self, name: str) -> list[SymbolRef]:
+        """Definitions named exactly ``name`` (or ``Qualified.name``), unranked."""
+        return self._indexer.symbols.find(name)
+
+    def indexed_hash(self, path: str) -> str | None:
+        """Content hash of the text the index holds for ``path`` (``None``: not indexed)."""
+        record = self._indexer.records.get(path)
+        return record.content_hash if record is not None else None
+
     def symbols_in_index(self, path: str) -> list[Symbol]:
         """The symbols the index holds for ``path`` (empty when it holds none)."""
         return self._indexer.symbols.symbols_in(path)

@@ -46,6 +46,10 @@ class ReadableFiles:
         self.settings = settings
         self._buffers = buffers or _no_buffers
 
+    def buffers(self) -> Mapping[str, str]:
+        """The engine's unsaved editor text by workspace path, now (a snapshot)."""
+        return self._buffers()
+
     def location(self, path: str) -> str:
         """Workspace-relative POSIX path of a working-tree file (never inside ``.git``); raises
         WorkspaceError. Says nothing about whether its content may be read: see :meth:`path`."""
@@ -64,6 +68,10 @@ class ReadableFiles:
                 "ask for a template (.env.example) or the code that reads the setting instead",
             )
         return rel
+
+    def is_secret(self, rel: str) -> bool:
+        """Whether ``rel`` names a file that holds secrets as a whole (never shown)."""
+        return is_secret_path(rel)
 
     def redact(self, text: str) -> str:
         """``text`` as a model may see it (secret values replaced when redaction is on)."""

@@ -10,22 +10,18 @@ symbol in a fresh parse of the current text, or dropped when that is not possibl
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agentic_lsp.index.discovery import read_indexable_text
 from agentic_lsp.index.documents import content_hash
 from agentic_lsp.index.languages import CODE_LANGUAGES, language_for_path
-from agentic_lsp.index.models import SkipReason
 from agentic_lsp.index.parsing import parse_file
-from agentic_lsp.index.secrets import is_secret_path, redact_secrets
 from agentic_lsp.workflows.sources import matches_any
 from agentic_lsp.workflows.state import Grounding, Origin, Snippet
 
 if TYPE_CHECKING:
     from agentic_lsp.agents.workspace_view import WorkspaceView
-    from agentic_lsp.index.indexer import Indexer
 
 RRF_K = 60
 NEAR_OVERLAP = 0.5
@@ -92,18 +88,6 @@ def rerank(candidates: list[Candidate], focus: Sequence[str]) -> list[Candidate]
     return sorted(candidates, key=lambda c: (priority[c.origin], -c.score, c.path, c.start_line))
 
 
-def workspace_text(view: WorkspaceView, path: str) -> str | None:
-    """The workspace's text of ``path`` as the index read it (buffer first, secrets redacted),
-    never the run's pending edits."""
-    if is_secret_path(path):
-        return None
-    if path in view.buffers:
-        text = view.buffers[path]
-        return redact_secrets(text)[0] if view.settings.redact_secrets else text
-    read = read_indexable_text(view.root, path, view.settings)
-    return None if isinstance(read, SkipReason) else read[0]
-
-
 def _relocate(path: str, text: str, cand: Candidate) -> tuple[int, int] | None:
     language = language_for_path(path)
     if cand.symbol is None or language not in CODE_LANGUAGES:
@@ -115,7 +99,7 @@ def _relocate(path: str, text: str, cand: Candidate) -> tuple[int, int] | None:
 
 
 def ground(
-    indexer: Indexer, view: WorkspaceView, candidates: Sequence[Candidate]
+    indexed_hash: Callable[[str], str | None], view: WorkspaceView, candidates: Sequence[Candidate]
 ) -> tuple[list[Snippet], Grounding]:
     """Snippets with text read now; stale ones relocated or dropped (see module docstring)."""
     grounding = Grounding()
@@ -125,15 +109,14 @@ def ground(
     for cand in candidates:
         grounding.checked += 1
         if cand.path not in texts:
-            texts[cand.path] = workspace_text(view, cand.path)
+            texts[cand.path] = view.workspace_text(cand.path)
         text = texts[cand.path]
         if text is None:
             grounding.dropped += 1
             continue
         digest = content_hash(text)
-        record = indexer.records.get(cand.path)
         start, end = cand.start_line, cand.end_line
-        if record is None or record.content_hash != digest:
+        if indexed_hash(cand.path) != digest:
             moved = _relocate(cand.path, text, cand)
             if moved is None and cand.origin != "file":
                 grounding.dropped += 1

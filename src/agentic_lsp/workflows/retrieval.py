@@ -38,7 +38,7 @@ from agentic_lsp.workflows.sources import matches_any, source_of
 from agentic_lsp.workflows.state import FailureContext, FunctionRef, Origin, RetrievalContext
 
 if TYPE_CHECKING:
-    from agentic_lsp.engine import Engine
+    from agentic_lsp.workflows.ports import IndexPorts
 
 _WORDS = re.compile(r"[A-Za-z_][\w.]*")
 _IDENTIFIER_SHAPE = re.compile(r"[a-z]+_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|\w+\.\w+")
@@ -76,16 +76,17 @@ def task_queries(task: str, limit: int) -> list[str]:
 
 
 class RetrievalAgent:
-    def __init__(self, engine: Engine, workflow: WorkflowSpec, model: BaseChatModel | None) -> None:
-        self.engine = engine
+    def __init__(
+        self, index: IndexPorts, workflow: WorkflowSpec, model: BaseChatModel | None
+    ) -> None:
+        self.searcher = index.searcher
+        self.navigation = index.navigation
         self.workflow = workflow
         self.strategy: RetrievalStrategy = workflow.retrieval
         self.model = model
 
     def _view(self) -> WorkspaceView:
-        return WorkspaceView(
-            self.engine.root, self.engine.settings.index, dict(self.engine.indexer.overlays)
-        )
+        return WorkspaceView(self.navigation.readable)
 
     async def _queries(self, stage: PlannedStage) -> tuple[list[str], str, list[str]]:
         limit = self.strategy.max_queries
@@ -119,7 +120,7 @@ class RetrievalAgent:
         return source_of(path) in sources and not matches_any(path, self.strategy.avoid)
 
     async def _search(self, query: str, sections: bool) -> tuple[list[object], list[str]]:
-        searcher = self.engine.searcher
+        searcher = self.searcher
         k = self.strategy.results_per_query
         if self.strategy.selective_function_parsing:
             response = await asyncio.to_thread(
@@ -165,7 +166,7 @@ class RetrievalAgent:
         return candidates, list(dict.fromkeys(files))
 
     def _functions(self, files: Sequence[str]) -> list[FunctionRef]:
-        symbols = self.engine.indexer.symbols
+        navigation = self.navigation
         return [
             FunctionRef(
                 path=path,
@@ -176,7 +177,7 @@ class RetrievalAgent:
                 end_line=s.end_line,
             )
             for path in files
-            for s in symbols.symbols_in(path)
+            for s in navigation.symbols_in_index(path)
         ]
 
     async def _fuse(
@@ -191,7 +192,7 @@ class RetrievalAgent:
         merged, duplicates = dedupe(candidates)
         ranked = rerank(merged, self.strategy.focus)
         snippets, grounding = await asyncio.to_thread(
-            ground, self.engine.indexer, self._view(), ranked
+            ground, self.navigation.indexed_hash, self._view(), ranked
         )
         if exclude:
             snippets = [s for s in snippets if s.key not in exclude]
@@ -218,8 +219,7 @@ class RetrievalAgent:
     ) -> RetrievalContext:
         """Context about the failure itself (see module docstring)."""
         signals = failure_signals.extract(failure.text())
-        records = self.engine.indexer.records
-        symbols = self.engine.indexer.symbols
+        navigation = self.navigation
         candidates: list[Candidate] = []
         notes: list[str] = []
         score = 100.0
@@ -256,7 +256,7 @@ class RetrievalAgent:
                         start_line=r.symbol.start_line,
                         end_line=r.symbol.end_line,
                     )
-                    for r in symbols.find(test)
+                    for r in navigation.find_symbols(test)
                     if path is None or r.path == path
                 ]
             for ref in refs[:2]:
@@ -272,12 +272,12 @@ class RetrievalAgent:
                     start_line=r.symbol.start_line,
                     end_line=r.symbol.end_line,
                 )
-                for r in symbols.definitions(ident)[:2]
+                for r in navigation.definitions(ident, limit=2)
             ]
             for ref in refs[:2]:
                 add(ref.path, ref.start_line, ref.end_line, ref.kind, ref.qualname, "definition")
         for path in signals.paths:
-            if path in records and not any(c.path == path for c in candidates):
+            if navigation.is_indexed(path) and not any(c.path == path for c in candidates):
                 add(path, 1, 60, "file", None, "failure")
         queries = signals.queries()
         if not candidates and queries:

@@ -1,7 +1,9 @@
-"""The engine's workflow service: list workflows, start runs (each an asyncio task), stream
-their events, cancel, wait for reports, refine a changeset with feedback, draw graphs.
+"""The workflow service: list workflows, start runs (each an asyncio task), stream their
+events, cancel, wait for reports, refine a changeset with feedback, draw graphs.
 
-Runs live in memory for the life of the engine; their changesets persist in the change service.
+It works on the ports the Engine hands it (:class:`~agentic_lsp.workflows.ports.RunPorts`:
+root, settings, the change service, the index opened on demand), never on the Engine. Runs live
+in memory for the life of the service; their changesets persist in the change service.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from agentic_lsp.workflows.state import PendingEdit
 
 if TYPE_CHECKING:
     from agentic_lsp.changes.changeset import Changeset
-    from agentic_lsp.engine import Engine
+    from agentic_lsp.workflows.ports import RunPorts
 
 LIVE = ("pending", "partially_accepted")
 
@@ -41,8 +43,8 @@ class _Run:
 
 
 class WorkflowService:
-    def __init__(self, engine: Engine, model_factory: ModelFactory | None = None) -> None:
-        self.engine = engine
+    def __init__(self, ports: RunPorts, model_factory: ModelFactory | None = None) -> None:
+        self.ports = ports
         self._factory = model_factory
         self._runs: dict[str, _Run] = {}
 
@@ -50,7 +52,7 @@ class WorkflowService:
 
     def catalog(self) -> WorkflowCatalog:
         """Shipped and workspace workflows, read afresh (edits to YAML apply to the next run)."""
-        return load_catalog(self.engine.root)
+        return load_catalog(self.ports.root)
 
     def list_workflows(self) -> list[dict[str, Any]]:
         return [
@@ -85,10 +87,10 @@ class WorkflowService:
     async def _models(self, roles: list[str]) -> Mapping[str, BaseChatModel]:
         if self._factory is not None:
             return await self._factory(roles)
-        return await asyncio.to_thread(make_chat_models, self.engine.settings.llm, roles)
+        return await asyncio.to_thread(make_chat_models, self.ports.settings.llm, roles)
 
     async def _check(self, roles: list[str]) -> None:
-        await check_provider(self.engine.settings.llm, roles)
+        await check_provider(self.ports.settings.llm, roles)
 
     def models_for(self, run_id: str) -> Mapping[str, BaseChatModel]:
         """The chat models a run uses, by role (scripted models record their prompts)."""
@@ -118,7 +120,7 @@ class WorkflowService:
         iteration = 0
         seed: dict[str, PendingEdit] = {}
         if parent_changeset is not None:
-            parent = await asyncio.to_thread(self.engine.changes.get, parent_changeset)
+            parent = await asyncio.to_thread(self.ports.changes.get, parent_changeset)
             iteration = parent.iteration + 1
             seed = _seed_from(parent)
         return await self._start(
@@ -137,7 +139,7 @@ class WorkflowService:
     async def _start(self, request: RunRequest, on_event: Callable[[RunEvent], Any] | None) -> str:
         if not request.task.strip():
             raise AgenticError("the task is empty", "say what the workflow should do")
-        await asyncio.to_thread(self.engine.open)
+        index = await asyncio.to_thread(self.ports.open_index)
         catalog = await asyncio.to_thread(self.catalog)
         if request.workflow is not None:
             catalog.get(request.workflow)  # unknown or invalid: raise now, not in the task
@@ -151,7 +153,7 @@ class WorkflowService:
         )
         recorder = RunRecorder(report, on_event)
         check = None if self._factory is not None else self._check
-        runner = WorkflowRun(self.engine, catalog, request, recorder, self._models, check)
+        runner = WorkflowRun(self.ports, index, catalog, request, recorder, self._models, check)
         task = asyncio.create_task(runner.execute(), name=f"agentic-run-{request.run_id}")
         self._runs[request.run_id] = _Run(report, task, runner)
         return request.run_id
@@ -196,7 +198,7 @@ class WorkflowService:
         """Supersede a pending changeset and start a new run that builds on it with feedback."""
         if not feedback.strip():
             raise AgenticError("the feedback is empty", "say what to change in the proposal")
-        old = await asyncio.to_thread(self.engine.changes.get, changeset_id)
+        old = await asyncio.to_thread(self.ports.changes.get, changeset_id)
         if old.status not in LIVE:
             raise ChangesetError(
                 f"changeset {changeset_id} is {old.status}; only a pending one can be refined",
@@ -207,8 +209,8 @@ class WorkflowService:
         workflow = previous.report.workflow if previous else None
         seed = _seed_from(old)
         old.status = "superseded"
-        await asyncio.to_thread(self.engine.changes.repository.save, old)
-        for listener in list(self.engine.changes.listeners):
+        await asyncio.to_thread(self.ports.changes.repository.save, old)
+        for listener in list(self.ports.changes.listeners):
             with contextlib.suppress(Exception):
                 listener("updated", old)
         request = RunRequest(

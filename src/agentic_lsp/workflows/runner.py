@@ -33,7 +33,7 @@ from agentic_lsp.workflows.stages import StageEnv, StageExecutor
 from agentic_lsp.workflows.state import PendingEdit, RunState
 
 if TYPE_CHECKING:
-    from agentic_lsp.engine import Engine
+    from agentic_lsp.workflows.ports import IndexPorts, RunPorts
 
 log = logging.getLogger(__name__)
 
@@ -92,14 +92,16 @@ def _answer(plan: Plan, state: RunState) -> str:
 class WorkflowRun:
     def __init__(
         self,
-        engine: Engine,
+        ports: RunPorts,
+        index: IndexPorts,
         catalog: WorkflowCatalog,
         request: RunRequest,
         recorder: RunRecorder,
         models: ModelFactory,
         check: ProviderCheck | None,
     ) -> None:
-        self.engine = engine
+        self.ports = ports
+        self.index = index
         self.catalog = catalog
         self.request = request
         self.recorder = recorder
@@ -193,16 +195,16 @@ class WorkflowRun:
         await self._finish(plan, state)
 
     async def _walk(self, plan: Plan) -> RunState:
-        engine = self.engine
-        settings = engine.settings.workflows
-        tests = await asyncio.to_thread(TestRunner, engine.root, settings, engine.cache_dir)
+        ports = self.ports
+        settings = ports.settings.workflows
+        tests = await asyncio.to_thread(TestRunner, ports.root, settings, ports.cache_dir)
         env = StageEnv(
-            engine=engine,
+            index=self.index,
             run_id=self.report.run_id,
             plan=plan,
             models=self.models,
             recorder=self.recorder,
-            retrieval=RetrievalAgent(engine, plan.workflow, self.models.get("retrieval")),
+            retrieval=RetrievalAgent(self.index, plan.workflow, self.models.get("retrieval")),
             tests=tests,
             max_iterations=settings.max_iterations,
         )
@@ -259,7 +261,7 @@ class WorkflowRun:
         )
         try:
             changeset = await asyncio.to_thread(
-                self.engine.changes.propose,
+                self.ports.changes.propose,
                 edits,
                 run_id=report.run_id,
                 title=title,

@@ -38,7 +38,7 @@ from agentic_lsp.workflows.state import (
 )
 
 if TYPE_CHECKING:
-    from agentic_lsp.engine import Engine
+    from agentic_lsp.workflows.ports import IndexPorts
 
 log = logging.getLogger(__name__)
 MAX_DIFF_CHARS = 4_000
@@ -49,7 +49,7 @@ MAX_EARLIER_CHARS = 8_000
 class StageEnv:
     """Everything a stage needs that is not in the graph state (fixed for the run)."""
 
-    engine: Engine
+    index: IndexPorts
     run_id: str
     plan: Plan
     models: Mapping[str, BaseChatModel]
@@ -144,8 +144,7 @@ class StageExecutor:
             self._retrieval_event(enriched)
             updates["enriched_context"] = {**state.enriched_context, stage_id: enriched}
         pending = {path: edit.new_text for path, edit in state.pending_changeset.items()}
-        buffers = dict(env.engine.indexer.overlays)
-        view = WorkspaceView(env.engine.root, env.engine.settings.index, buffers, pending)
+        view = WorkspaceView(env.index.navigation.readable, pending=pending)
         outcome = await self._run_agents(stage, state, view, attempt, retrieval, enriched)
         if outcome.failed and outcome.edits:
             outcome.diff = await asyncio.to_thread(_diff, view, outcome.edits)
@@ -163,11 +162,10 @@ class StageExecutor:
     ) -> _StageOutcome:
         env = self.env
         specs = stage.spec.agent_specs
-        tools = IndexTools(env.engine, view)
+        tools = IndexTools(env.index.navigation, env.index.searcher, view)
         earlier = _earlier(state)
         contexts = [
             AgentContext(
-                engine=env.engine,
                 run_id=env.run_id,
                 workflow=env.plan.workflow,
                 stage_id=stage.id,
@@ -196,7 +194,8 @@ class StageExecutor:
         outcome.failed = stage_failed([r.ok for r in results], stage.spec.failure_rule)
         outcome.collect_edits()
         if not outcome.failed and "tests" in stage.spec.verify:
-            await outcome.verify(env.tests, view, dict(env.engine.indexer.overlays))
+            buffers = dict(env.index.navigation.readable.buffers())
+            await outcome.verify(env.tests, view, buffers)
         return outcome
 
     def _conclude(

@@ -1,15 +1,55 @@
-"""Store health for ``doctor``: a read-only look (it never moves or rebuilds anything)."""
+"""Component health for ``doctor``: the embedding model, the grammars, the index store.
+
+Read-only looks (nothing is moved or rebuilt); each returns ``(status, detail, fix)`` with status
+``"ok"``, ``"warn"`` or ``"FAIL"`` and never raises for an expected problem. Engine-level, so the
+command line asks here instead of reaching into the index.
+"""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from agentic_lsp.config import Settings
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.index.embedder import model_dimension
+from agentic_lsp.index.embedder import EmbedderUnavailable, load_embedder, model_dimension
+from agentic_lsp.index.languages import CODE_LANGUAGES
 from agentic_lsp.index.store import COLLECTIONS
 from agentic_lsp.index.store_open import meta_problem, open_store
 from agentic_lsp.workspace import workspace_cache_dir
+
+GRAMMARS = (*sorted(CODE_LANGUAGES), "markdown")
+
+
+def embedder_health(model_id: str) -> tuple[str, str, str]:
+    """Load the embedding model and embed one text (seconds: the model loads)."""
+    started = time.perf_counter()
+    try:
+        embedder = load_embedder(model_id)
+        vector = embedder.embed(["def parse(text): ..."])[0]
+    except EmbedderUnavailable as exc:
+        return "FAIL", exc.message, exc.hint
+    took = time.perf_counter() - started
+    return "ok", f"{embedder.model_id}, dim {len(vector)}, loaded in {took:.1f}s", ""
+
+
+def grammar_health() -> tuple[str, str, str]:
+    """Whether every bundled tree-sitter grammar loads."""
+    from tree_sitter_language_pack import get_parser
+
+    missing = []
+    for name in GRAMMARS:
+        try:
+            get_parser(name)  # type: ignore[arg-type]
+        except Exception:  # a grammar that fails to load for any reason is "missing"
+            missing.append(name)
+    if missing:
+        return (
+            "FAIL",
+            "cannot load: " + ", ".join(missing),
+            "reinstall: pip install --force-reinstall 'tree-sitter-language-pack<1'",
+        )
+    return "ok", f"{len(GRAMMARS)} bundled grammars load", ""
 
 
 def store_health(workspace: Path, settings: Settings) -> tuple[str, str, str]:
