@@ -14,9 +14,11 @@ install: $(PY)
 demo: $(PY)
 	HF_HUB_OFFLINE=1 $(BIN)/agentic-lsp demo
 
-# Everything: Python (unit, integration, LSP/MCP end to end, headless Neovim), then the VS Code
-# extension (npm; its end-to-end test in code-server + Chromium when Chromium is available). pytest exits 5 when it collects nothing: that is a failure here too.
-test: $(PY)
+# Everything: lint (ruff check, ruff format --check) and mypy first, then Python (unit,
+# integration, LSP/MCP end to end, headless Neovim), then the VS Code extension (npm; its
+# end-to-end test in code-server + Chromium when Chromium is available). Any failure fails the
+# target; pytest exits 5 when it collects nothing: that is a failure here too.
+test: $(PY) lint typecheck
 	bash scripts/install-neovim.sh >/dev/null
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -ra $(PYTEST_ARGS); \
 	  status=$$?; [ $$status -ne 5 ] || { echo "no tests were collected" >&2; exit 1; }; exit $$status
