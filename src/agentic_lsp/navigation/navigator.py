@@ -66,14 +66,14 @@ class Navigation:
     """The navigation view of one workspace, built by the Engine over its index and buffers."""
 
     def __init__(self, indexer: Indexer, readable: ReadableFiles) -> None:
-        self._indexer = indexer
+        self._index = indexer
         self.readable = readable
 
     # -- one file ------------------------------------------------------------------------------
 
     def language_of(self, path: str, text: str | None = None) -> str | None:
         """The file's language: from the index, its extension, else its shebang line."""
-        record = self._indexer.records.get(path)
+        record = self._index.records.get(path)
         if record is not None and record.language:
             return record.language
         found = language_for_path(path)
@@ -90,8 +90,8 @@ class Navigation:
         a file a model may not read (secrets) has no symbols unless its text is given.
         """
         rel = self.readable.location(path)
-        indexer = self._indexer
-        buffer = indexer.overlays.get(rel)
+        indexer = self._index
+        buffer = self.readable.buffers().get(rel)
         indexed = rel in indexer.records
         if indexed and (text is None or text == buffer):
             language = self.language_of(rel)
@@ -151,7 +151,7 @@ class Navigation:
 
         ``local``: the asking file's symbols from its current text (computed when not given).
         """
-        ranked = self._indexer.symbols.definitions(name, from_path=from_path)
+        ranked = self._index.symbols.definitions(name, from_path=from_path)
         if from_path is None:
             return ranked[:limit]
         if local is None:
@@ -171,25 +171,25 @@ class Navigation:
         """Word-boundary occurrences of ``name``; ``buffers`` (a caller's newer editor text)
         win over the engine's buffers, which may lag behind typing by the sync debounce."""
         return references_in_index(
-            self._indexer, name, from_path, limit=limit, cancel=cancel, buffers=buffers
+            self._index, name, from_path, limit=limit, cancel=cancel, buffers=buffers
         )
 
     def fuzzy_symbols(self, query: str, limit: int = 50) -> list[tuple[float, SymbolRef]]:
         """Symbols whose names match ``query`` exactly, by prefix or fuzzily, best first."""
-        return self._indexer.symbols.fuzzy(query, limit)
+        return self._index.symbols.fuzzy(query, limit)
 
     def find_symbols(self, name: str) -> list[SymbolRef]:
         """Definitions named exactly ``name`` (or ``Qualified.name``), unranked."""
-        return self._indexer.symbols.find(name)
+        return self._index.symbols.find(name)
 
     def indexed_hash(self, path: str) -> str | None:
         """Content hash of the text the index holds for ``path`` (``None``: not indexed)."""
-        record = self._indexer.records.get(path)
+        record = self._index.records.get(path)
         return record.content_hash if record is not None else None
 
     def symbols_in_index(self, path: str) -> list[Symbol]:
         """The symbols the index holds for ``path`` (empty when it holds none)."""
-        return self._indexer.symbols.symbols_in(path)
+        return self._index.symbols.symbols_in(path)
 
     def is_indexed(self, path: str) -> bool:
-        return path in self._indexer.records
+        return path in self._index.records

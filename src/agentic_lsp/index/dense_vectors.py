@@ -1,0 +1,191 @@
+"""Dense vectors of the index: the embedding model and its cache, file and section vectors after
+a sync, function vectors on demand (selective, budgeted, the tail finished in the background).
+
+The :class:`~agentic_lsp.index.indexer.Indexer` builds on this; everything is synchronous work
+for a worker thread. Store writes take the indexer's single writer lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from agentic_lsp.config import Settings
+from agentic_lsp.errors import Cancelled
+from agentic_lsp.index.build import FileBuild
+from agentic_lsp.index.embedder import Embedder, load_embedder
+from agentic_lsp.index.embedding_cache import EmbeddingCache
+from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
+from agentic_lsp.index.store import Point, VectorStore, Where
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 256
+FUNCTION_MAX_TOKENS = 128  # signature, doc and first lines; halves the cost of 256
+
+
+def _never() -> bool:
+    return False
+
+
+class DenseVectors(ABC):
+    """The embedding half of the indexer (its state is set up by the indexer)."""
+
+    settings: Settings
+    cache_dir: Path
+    store: VectorStore
+    _write_lock: threading.Lock
+    _embedder: Embedder | None
+    _cache: EmbeddingCache | None
+    _embedder_lock: threading.Lock
+    _background: ThreadPoolExecutor
+
+    @abstractmethod
+    def _rebuild(self, path: str) -> FileBuild | None:
+        """The file's build from its current text (buffer first); ``None`` when it is gone."""
+
+    def embedder(self) -> Embedder:
+        with self._embedder_lock:
+            if self._embedder is None:
+                spec = self.settings.index.embedding_model
+                self._embedder = load_embedder(spec, self.settings.index.embedding_batch_size)
+                self._cache = EmbeddingCache(
+                    self.cache_dir / "embeddings.sqlite",
+                    self._embedder.model_id,
+                    self._embedder.dim,
+                )
+            return self._embedder
+
+    def embedder_ready(self) -> bool:
+        return self._embedder is not None
+
+    def _vectors(
+        self, items: Sequence[tuple[str, str]], max_tokens: int | None = None
+    ) -> dict[str, np.ndarray]:
+        embedder = self.embedder()
+        assert self._cache is not None
+        return self._cache.embed_cached(items, lambda texts: embedder.embed(texts, max_tokens))
+
+    def cache_counters(self) -> tuple[int, int]:
+        return (self._cache.hits, self._cache.misses) if self._cache else (0, 0)
+
+    def _attach_cached(self, points: list[Point]) -> None:
+        """Give points a dense vector straight away when the cache already has it."""
+        if self._cache is None or not points:
+            return
+        hashes = {
+            p.key: str(p.payload.get("doc_hash") or p.payload["content_hash"]) for p in points
+        }
+        found = self._cache.get_many(list(hashes.values()))
+        for point in points:
+            vec = found.get(hashes[point.key])
+            if vec is not None:
+                point.dense = vec.tolist()
+
+    def embed_files(
+        self,
+        builds: list[FileBuild],
+        summary: IndexSummary,
+        progress: ProgressFn | None,
+        cancel: CancelFn,
+    ) -> None:
+        """File-level and doc-section vectors for everything still missing one."""
+        pending = {h.key for h in self.store.scroll("files", Where(has_dense=False))}
+        pending_sections = {h.key for h in self.store.scroll("sections", Where(has_dense=False))}
+        texts: dict[str, tuple[str, str]] = {}  # key -> (hash, text)
+        section_texts: dict[str, tuple[str, str]] = {}
+        from agentic_lsp.index.documents import content_hash
+
+        known = {b.rel_path: b for b in builds}
+        for path in pending:
+            build = known.get(path) or self._rebuild(path)
+            if build is not None:
+                texts[path] = (content_hash(build.file_text), build.file_text)
+                known[path] = build
+        for build in known.values():
+            for key, text in build.section_texts.items():
+                if key in pending_sections:
+                    section_texts[key] = (content_hash(text), text)
+        total = len(texts) + len(section_texts)
+        if total and not self.embedder_ready():
+            t_load = time.perf_counter()
+            self.embedder()
+            summary.timings["model_load"] = time.perf_counter() - t_load
+        clock = PhaseClock("embed", total, progress)
+        t0 = time.perf_counter()
+        done = 0
+        for collection, table in (("files", texts), ("sections", section_texts)):
+            # Similar lengths in one batch: the model pads every text to the batch's longest.
+            items = sorted(table.items(), key=lambda kv: len(kv[1][1]))
+            for start in range(0, len(items), EMBED_BATCH):
+                if cancel():
+                    raise Cancelled("embedding cancelled")
+                batch = items[start : start + EMBED_BATCH]
+                before = self._cache.misses if self._cache else 0
+                vectors = self._vectors([v for _, v in batch])
+                computed = (self._cache.misses if self._cache else 0) - before
+                summary.embedded += computed
+                summary.embed_reused += len(batch) - computed
+                with self._write_lock:
+                    self.store.set_dense(
+                        collection,
+                        [(k, vectors[h].tolist()) for k, (h, _) in batch if h in vectors],
+                    )
+                done += len(batch)
+                clock.tick(done, f"{collection}")
+        summary.timings["embed"] = time.perf_counter() - t0
+        clock.tick(total, "embedded", force=True)
+
+    def ensure_function_vectors(
+        self, paths: Sequence[str], cancel: CancelFn | None = None, budget: int | None = None
+    ) -> int:
+        """Selective function embeddings: only for ``paths`` (phase-2 files, best first), at most
+        ``budget`` of them per call, cached by content hash so later queries reuse them."""
+        cancel = cancel or _never
+        missing = list(self.store.scroll("functions", Where(paths=list(paths), has_dense=False)))
+        if not missing:
+            return 0
+        wanted: dict[str, dict[str, str]] = {}
+        for hit in missing:
+            wanted.setdefault(hit.payload["path"], {})[hit.key] = hit.payload["content_hash"]
+        from agentic_lsp.index.documents import content_hash
+
+        items: list[tuple[str, tuple[str, str]]] = []
+        for path in dict.fromkeys(paths):  # best files first, so a budget cuts the tail
+            keys = wanted.get(path)
+            if not keys:
+                continue
+            if cancel():
+                raise Cancelled("function embedding cancelled")
+            build = self._rebuild(path)
+            if build is None:
+                continue
+            for key, text in build.function_texts.items():
+                digest = content_hash(text)
+                if key in keys and keys[key] == digest:
+                    items.append((key, (digest, text)))
+            if budget is not None and len(items) >= budget:
+                items = items[:budget]
+                # The rest of these files is embedded in the background, off the request path,
+                # so asking again (or refining) finds them ready.
+                self._background.submit(self._finish_function_vectors, list(paths))
+                break
+        vectors = self._vectors([v for _, v in items], FUNCTION_MAX_TOKENS)
+        with self._write_lock:
+            self.store.set_dense(
+                "functions", [(k, vectors[h].tolist()) for k, (h, _) in items if h in vectors]
+            )
+        return len(items)
+
+    def _finish_function_vectors(self, paths: list[str]) -> None:
+        try:
+            self.ensure_function_vectors(paths)
+        except Exception:  # the store may close under it at shutdown; nothing to recover
+            log.debug("background function embedding stopped", exc_info=True)
