@@ -57,7 +57,6 @@ log = logging.getLogger(__name__)
 ChangeListener = Callable[[str, Changeset], Any]  # ("proposed" | "updated", changeset)
 Buffers = Mapping[str, str]
 Selection = dict[str, list[int]]
-LIVE_STATUSES = frozenset({"pending", "partially_accepted"})
 
 
 @dataclass

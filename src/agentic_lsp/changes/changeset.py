@@ -28,6 +28,8 @@ from agentic_lsp.errors import ChangesetError
 from agentic_lsp.workspace import relative_to_workspace, resolve_in_workspace
 
 __all__ = [
+    "LIVE_STATUSES",
+    "TERMINAL_STATUSES",
     "AcceptRecord",
     "Author",
     "Changeset",
@@ -50,6 +52,8 @@ FileStatus = Literal["pending", "accepted", "partially_accepted", "rejected"]
 ChangesetStatus = Literal[
     "pending", "partially_accepted", "accepted", "rejected", "rolled_back", "superseded"
 ]
+# Changesets still open for review (decisions can be taken) and ones closed for good.
+LIVE_STATUSES: frozenset[str] = frozenset({"pending", "partially_accepted"})
 TERMINAL_STATUSES: frozenset[str] = frozenset({"rolled_back", "superseded"})
 
 # (pattern, flag). A pattern ending in "/" names a directory at any depth; one containing "/"
