@@ -2,7 +2,7 @@
 
 A :class:`Changeset` holds, per file, the text as it was read (``original``, with its content hash
 ``base_hash``) and the text proposed, plus the hunks between them. Nothing here writes to the
-workspace; :mod:`agentic_lsp.changes.apply` does, and only on accept.
+workspace; :mod:`agentic_lsp.changes.change_service` does, only on accept (and rollback).
 
 Paths are workspace-relative POSIX strings that went through
 :func:`agentic_lsp.workspace.resolve_in_workspace`; anything inside a ``.git`` directory is refused
