@@ -169,3 +169,20 @@ def test_the_service_reads_unsaved_text_through_its_buffers_port(tmp_path: Path)
     with pytest.raises(ChangesetError, match="unsaved changes"):
         service.accept_on_disk(cs.id, commit=False, buffers=open_buffers)
     assert ChangeService(root, tmp_path / "store").get(cs.id) == cs  # stored in store_dir
+
+
+def test_supersede_marks_saves_and_tells_the_listeners(service: ChangeService) -> None:
+    seen: list[tuple[str, str, str]] = []
+    service.listeners.append(lambda kind, cs: seen.append((kind, cs.id, cs.status)))
+    service.listeners.append(lambda kind, cs: 1 / 0)  # a failing listener stops nothing
+    cs = service.propose([ProposedEdit("app.py", APP_NEW)], run_id="r", title="t")
+    service.reject(cs.id, ["app.py"], [0])
+    old = service.supersede(cs.id)
+    assert old.status == "superseded" and service.get(cs.id).status == "superseded"
+    assert [h.status for h in service.get(cs.id).file("app.py").hunks] == ["rejected", "pending"]
+    assert seen[-1] == ("updated", cs.id, "superseded")
+    assert (service.root / "app.py").read_text() == APP
+    with pytest.raises(ChangesetError, match="is superseded; only a pending one can be refined"):
+        service.supersede(cs.id)
+    with pytest.raises(ChangesetError, match="superseded"):
+        service.accept_on_disk(cs.id, commit=False)

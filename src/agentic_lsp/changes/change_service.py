@@ -11,8 +11,8 @@ reject), :mod:`agentic_lsp.changes.apply` (staleness, writes, rebase) and
 
 Guarantees:
 
-* Nothing is written to the user's files by :meth:`ChangeService.propose`, :meth:`reject` or
-  :meth:`refresh`; only accepts and rollbacks write.
+* Nothing is written to the user's files by :meth:`ChangeService.propose`, :meth:`reject`,
+  :meth:`refresh` or :meth:`supersede`; only accepts and rollbacks write.
 * An accept is refused as a whole, with nothing written, when any chosen file is stale (its
   current text, buffer first, is not the proposal's base). Writes are compare-and-swap,
   atomic and all-or-nothing; files keep their mode.
@@ -52,6 +52,7 @@ from agentic_lsp.changes.apply import (
 )
 from agentic_lsp.changes.atomic import write_all_or_nothing
 from agentic_lsp.changes.changeset import (
+    LIVE_STATUSES,
     AcceptRecord,
     Changeset,
     ProposedEdit,
@@ -238,7 +239,7 @@ class ChangeService:
             notes.append("nothing to commit: the accepted content equals HEAD")
         return notes
 
-    # -- reject, refresh ----------------------------------------------------------------------
+    # -- reject, refresh, supersede ------------------------------------------------------------
 
     def reject(
         self,
@@ -261,6 +262,21 @@ class ChangeService:
             if result.refreshed:
                 self._save(changeset)
             return result
+
+    def supersede(self, changeset_id: str) -> Changeset:
+        """Mark a live changeset superseded (a refining run replaces it), save it and tell the
+        listeners; returns it. Its files and hunks are kept as they were."""
+        with self._lock:
+            changeset = self.get(changeset_id)
+            if changeset.status not in LIVE_STATUSES:
+                raise ChangesetError(
+                    f"changeset {changeset_id} is {changeset.status}; "
+                    "only a pending one can be refined",
+                    "start a new run instead",
+                )
+            changeset.status = "superseded"
+            self._save(changeset)
+            return changeset
 
     # -- rollback ------------------------------------------------------------------------------
 

@@ -7,7 +7,6 @@ Runs live in memory for the life of the engine; their changesets persist in the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from agentic_lsp.changes.diff import apply_hunks
-from agentic_lsp.errors import AgenticError, ChangesetError
+from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.providers import check_provider, make_chat_models
 from agentic_lsp.workflows.events import RunEvent, RunReport
 from agentic_lsp.workflows.graph import mermaid
@@ -196,21 +195,13 @@ class WorkflowService:
         """Supersede a pending changeset and start a new run that builds on it with feedback."""
         if not feedback.strip():
             raise AgenticError("the feedback is empty", "say what to change in the proposal")
-        old = await asyncio.to_thread(self.engine.changes.get, changeset_id)
-        if old.status not in LIVE:
-            raise ChangesetError(
-                f"changeset {changeset_id} is {old.status}; only a pending one can be refined",
-                "start a new run instead",
-            )
+        # Refused unless pending or partially accepted; files and hunk statuses are kept, so
+        # the undecided (not rejected) edits carry into the new run.
+        old = await asyncio.to_thread(self.engine.changes.supersede, changeset_id)
         previous = self._runs.get(old.run_id)
         task = previous.report.task if previous else _task_of(old)
         workflow = previous.report.workflow if previous else None
         seed = _seed_from(old)
-        old.status = "superseded"
-        await asyncio.to_thread(self.engine.changes.repository.save, old)
-        for listener in list(self.engine.changes.listeners):
-            with contextlib.suppress(Exception):
-                listener("updated", old)
         request = RunRequest(
             run_id=uuid.uuid4().hex[:12],
             task=task,
