@@ -131,7 +131,7 @@ class Engine:
         """Changesets: propose, show, accept/reject (whole, file, hunk), rollback."""
         from agentic_lsp.changes.change_service import ChangeService
 
-        return ChangeService(self)
+        return ChangeService(self.root, self.cache_dir / "changesets", self.buffer_snapshot)
 
     @functools.cached_property
     def workflows(self) -> WorkflowService:

@@ -1,4 +1,5 @@
-"""Accept, commit, refresh and roll back on real git repositories with a dirty working tree.
+"""Accept, commit, refresh and roll back on real git repositories with a dirty working tree,
+through the change service's own code path (the one the CLI, MCP and LSP adapters run).
 
 The user always has an unrelated staged change, an unrelated unstaged change and an untracked
 file; every test checks they survive byte for byte.
@@ -15,10 +16,10 @@ import pygit2
 import pytest
 from pygit2.enums import FileStatus
 
-from agentic_lsp.changes.apply import ChangesetApplier
-from agentic_lsp.changes.changeset import Changeset, ProposedEdit, build_changeset
+from agentic_lsp.changes.change_service import ChangeService
+from agentic_lsp.changes.changeset import Changeset, ProposedEdit
 from agentic_lsp.changes.git import GitTracker
-from agentic_lsp.changes.repository import ChangesetRepository
+from agentic_lsp.changes.rollback import plan_rollback
 from agentic_lsp.errors import ChangesetError, PathOutsideWorkspace, StaleChangeset
 
 APP = "".join(f"app line {i}\n" for i in range(40))
@@ -93,9 +94,14 @@ def ws(tmp_path: Path) -> Workspace:
     return Workspace(root, repo, (entry.id, entry.mode), user)
 
 
-def _propose(root: Path, *edits: ProposedEdit) -> Changeset:
-    return build_changeset(
-        root, list(edits), run_id="run-42", title="Improve app", summary="Because tests."
+def _service(root: Path, store: Path | None = None) -> ChangeService:
+    """A change service for ``root``, keeping its changesets beside it (outside the workspace)."""
+    return ChangeService(root, store or root.parent / f"{root.name}-changesets")
+
+
+def _propose(service: ChangeService, *edits: ProposedEdit) -> Changeset:
+    return service.propose(
+        list(edits), run_id="run-42", title="Improve app", summary="Because tests."
     )
 
 
@@ -116,13 +122,17 @@ def test_accept_commits_exactly_the_accepted_files(ws: Workspace) -> None:
     before = _head(ws.repo)
     new_app = APP.replace("app line 3\n", "APP LINE 3\n")
     new_util = UTIL.replace("1", "2")
+    service = _service(ws.root)
     changeset = _propose(
-        ws.root, ProposedEdit("src/app.py", new_app), ProposedEdit("src/util.py", new_util)
+        service, ProposedEdit("src/app.py", new_app), ProposedEdit("src/util.py", new_util)
     )
-    record = ChangesetApplier(ws.root).accept_all(changeset, commit=True)
+    assert ws.read("src/app.py") == APP.encode()  # proposing writes nothing
+    outcome = service.accept_on_disk(changeset.id, commit=True)
+    record = outcome.record
 
     head = _head(ws.repo)
-    assert record.commit_id == str(head.id) and head.parents[0].id == before.id
+    assert record.commit_id == str(head.id) == outcome.commit_id
+    assert head.parents[0].id == before.id
     assert _changed_paths(ws.repo, head) == {"src/app.py", "src/util.py"}
     assert _blob(ws.repo, head, "src/app.py") == new_app.encode()
     assert _blob(ws.repo, head, "staged.txt") == b"staged v1\n"  # the user's staged edit stays out
@@ -132,8 +142,11 @@ def test_accept_commits_exactly_the_accepted_files(ws: Workspace) -> None:
     status = ws.repo.status()
     assert "src/app.py" not in status and "src/util.py" not in status
     ws.assert_user_work_intact()
-    assert changeset.status == "accepted"
+    assert service.get(changeset.id).status == "accepted" and outcome.changeset.status == "accepted"
     assert [w.path for w in record.writes] == ["src/app.py", "src/util.py"]
+    assert outcome.written == ["src/app.py", "src/util.py"] and outcome.editor_only == []
+    assert outcome.notes == [] and record.commit_note == ""
+    assert service.repository.last_accept(changeset.id) == record
 
 
 def test_accepting_hunks_one_at_a_time(ws: Workspace) -> None:
@@ -142,51 +155,59 @@ def test_accepting_hunks_one_at_a_time(ws: Workspace) -> None:
         .replace("app line 18\n", "")
         .replace("app line 33\n", "changed 33\n")
     )
-    changeset = _propose(ws.root, ProposedEdit("src/app.py", proposed))
-    change = changeset.file("src/app.py")
-    assert len(change.hunks) == 3
-    applier = ChangesetApplier(ws.root)
-    first = applier.accept_hunks(changeset, "src/app.py", [1], commit=True)
+    service = _service(ws.root)
+    changeset = _propose(service, ProposedEdit("src/app.py", proposed))
+    assert len(changeset.file("src/app.py").hunks) == 3
+    first = service.accept_on_disk(changeset.id, ["src/app.py"], [1], commit=True).record
 
     partial = APP.replace("app line 18\n", "")
     assert ws.read("src/app.py") == partial.encode()
     assert _blob(ws.repo, _head(ws.repo), "src/app.py") == partial.encode()
-    assert [h.status for h in change.hunks] == ["pending", "accepted", "pending"]
-    assert changeset.status == "partially_accepted" and first.hunks == {"src/app.py": [1]}
+    stored = service.get(changeset.id)
+    assert [h.status for h in stored.file("src/app.py").hunks] == ["pending", "accepted", "pending"]
+    assert stored.status == "partially_accepted" and first.hunks == {"src/app.py": [1]}
+    # the other hunks were re-addressed to the partial result, which is the new base
+    assert stored.file("src/app.py").original == partial
 
-    applier.accept_hunks(changeset, "src/app.py", [0])
+    service.accept_on_disk(changeset.id, ["src/app.py"], [0], commit=False)
     assert ws.read("src/app.py") == proposed.replace("changed 33\n", "app line 33\n").encode()
-    applier.reject_hunks(changeset, "src/app.py", [2])
-    applier.accept_hunks(changeset, "src/app.py", [2], commit=True)  # a rejected hunk, re-chosen
+    service.reject(changeset.id, ["src/app.py"], [2])
+    with pytest.raises(ChangesetError, match="nothing left to accept"):
+        service.accept_on_disk(changeset.id, commit=True)
+    service.accept_on_disk(changeset.id, ["src/app.py"], [2], commit=True)  # rejected, re-chosen
     assert ws.read("src/app.py") == proposed.encode()
     assert str(_head(ws.repo).parents[0].id) == first.commit_id
     assert _blob(ws.repo, _head(ws.repo), "src/app.py") == proposed.encode()
-    assert changeset.status == "accepted"
+    assert service.get(changeset.id).status == "accepted"
+    with pytest.raises(ChangesetError, match="already accepted"):
+        service.accept_on_disk(changeset.id, ["src/app.py"], [1], commit=False)
     with pytest.raises(ChangesetError, match="nothing left to accept"):
-        applier.accept_all(changeset)
+        service.accept_on_disk(changeset.id, commit=False)
     ws.assert_user_work_intact()
 
 
 def test_stale_changeset_writes_nothing_then_refresh_rebases_it(ws: Workspace) -> None:
     head = _head(ws.repo).id
+    service = _service(ws.root)
     changeset = _propose(
-        ws.root,
+        service,
         ProposedEdit("src/util.py", UTIL.replace("1", "2")),
         ProposedEdit("src/app.py", APP.replace("app line 20\n", "agent 20\n")),
     )
     user_app = "# user header\n" + APP
     (ws.root / "src/app.py").write_text(user_app)
-    applier = ChangesetApplier(ws.root)
     with pytest.raises(StaleChangeset) as caught:
-        applier.accept_all(changeset, commit=True)
+        service.accept_on_disk(changeset.id, commit=True)
     assert "src/app.py" in caught.value.message and "nothing was written" in caught.value.message
+    assert "src/util.py" not in caught.value.message
     assert "refresh" in caught.value.hint
     assert ws.read("src/util.py") == UTIL.encode() and ws.read("src/app.py") == user_app.encode()
-    assert _head(ws.repo).id == head and changeset.status == "pending"
+    assert _head(ws.repo).id == head and service.get(changeset.id).status == "pending"
+    assert service.repository.last_accept(changeset.id) is None
 
-    result = applier.refresh(changeset)
+    result = service.refresh(changeset.id)
     assert result.ok and result.refreshed == ["src/app.py"]
-    applier.accept_all(changeset)
+    service.accept_on_disk(changeset.id, commit=False)
     assert (
         ws.read("src/app.py")
         == ("# user header\n" + APP.replace("app line 20\n", "agent 20\n")).encode()
@@ -195,27 +216,31 @@ def test_stale_changeset_writes_nothing_then_refresh_rebases_it(ws: Workspace) -
 
 
 def test_refresh_reports_conflicting_edits(ws: Workspace) -> None:
+    service = _service(ws.root)
     changeset = _propose(
-        ws.root, ProposedEdit("src/app.py", APP.replace("app line 20\n", "agent\n"))
+        service, ProposedEdit("src/app.py", APP.replace("app line 20\n", "agent\n"))
     )
     (ws.root / "src/app.py").write_text(APP.replace("app line 20\n", "user\n"))
-    result = ChangesetApplier(ws.root).refresh(changeset)
+    result = service.refresh(changeset.id)
     assert not result.ok
     assert [(c.path, c.hunks) for c in result.conflicts] == [("src/app.py", [0])]
-    assert changeset.file("src/app.py").original == APP
+    assert service.get(changeset.id).file("src/app.py").original == APP
 
 
 def test_rollback_after_commit_makes_a_revert_commit(ws: Workspace) -> None:
     initial = _head(ws.repo)
+    service = _service(ws.root)
     changeset = _propose(
-        ws.root,
+        service,
         ProposedEdit("src/app.py", APP + "appended\n"),
         ProposedEdit("unstaged.txt", "unstaged v2\nagent line\n"),
     )
-    applier = ChangesetApplier(ws.root)
-    record = applier.accept_all(changeset, commit=True)
+    service.accept_on_disk(changeset.id, commit=True)
     accepted = _head(ws.repo)
-    applier.rollback(changeset, record)
+    plan = service.plan_rollback(changeset.id)
+    assert sorted(w.path for w in plan.disk) == ["src/app.py", "unstaged.txt"]
+    assert plan.buffers == []
+    record = service.finish_rollback(plan)
 
     revert = _head(ws.repo)
     assert revert.parents[0].id == accepted.id and record.rollback_commit_id == str(revert.id)
@@ -226,61 +251,101 @@ def test_rollback_after_commit_makes_a_revert_commit(ws: Workspace) -> None:
     assert ws.read("src/app.py") == APP.encode()
     assert ws.read("unstaged.txt") == b"unstaged v2\n"  # the user's own edit is back, unstaged
     ws.assert_user_work_intact()
-    assert record.rolled_back and changeset.status == "rolled_back"
+    assert record.rolled_back and service.get(changeset.id).status == "rolled_back"
+    assert service.repository.get_accept(record.id).rolled_back
+    with pytest.raises(ChangesetError, match="nothing to roll back"):
+        service.plan_rollback(changeset.id)
     with pytest.raises(ChangesetError, match="already rolled back"):
-        applier.rollback(changeset, record)
+        plan_rollback(service.applier, service.git, record, None, {})
     with pytest.raises(ChangesetError, match="rolled_back"):
-        applier.accept_all(changeset)
+        service.accept_on_disk(changeset.id, commit=False)
+    with pytest.raises(ChangesetError, match="rolled_back"):
+        service.reject(changeset.id)
 
 
 def test_rollback_refused_when_a_file_changed_after_accept(ws: Workspace) -> None:
-    changeset = _propose(ws.root, ProposedEdit("src/util.py", UTIL.replace("1", "3")))
-    applier = ChangesetApplier(ws.root)
-    record = applier.accept_all(changeset, commit=True)
+    service = _service(ws.root)
+    changeset = _propose(service, ProposedEdit("src/util.py", UTIL.replace("1", "3")))
+    record = service.accept_on_disk(changeset.id, commit=True).record
     head = _head(ws.repo).id
     (ws.root / "src/util.py").write_text("user rewrote it\n")
     with pytest.raises(ChangesetError, match=r"src/util.py changed after the accept") as caught:
-        applier.rollback(changeset, record)
+        service.plan_rollback(changeset.id)
     assert caught.value.hint
     assert ws.read("src/util.py") == b"user rewrote it\n" and _head(ws.repo).id == head
-    assert not record.rolled_back
+    last = service.repository.last_accept(changeset.id)
+    assert last is not None and last.id == record.id and not last.rolled_back
+
+
+def test_rollback_refused_when_the_file_moves_between_plan_and_finish(ws: Workspace) -> None:
+    service = _service(ws.root)
+    changeset = _propose(service, ProposedEdit("src/util.py", UTIL.replace("1", "3")))
+    record = service.accept_on_disk(changeset.id, commit=True).record
+    head = _head(ws.repo).id
+    plan = service.plan_rollback(changeset.id)
+    (ws.root / "src/util.py").write_text("saved a moment later\n")
+    with pytest.raises(StaleChangeset, match="nothing was written"):
+        service.finish_rollback(plan)
+    assert ws.read("src/util.py") == b"saved a moment later\n" and _head(ws.repo).id == head
+    assert not service.repository.get_accept(record.id).rolled_back
+    assert service.get(changeset.id).status == "accepted"
+
+
+def test_failed_revert_commit_puts_the_accepted_files_back(ws: Workspace) -> None:
+    new_util = UTIL.replace("1", "3")
+    service = _service(ws.root)
+    changeset = _propose(service, ProposedEdit("src/util.py", new_util))
+    record = service.accept_on_disk(changeset.id, commit=True).record
+    head = _head(ws.repo).id
+    plan = service.plan_rollback(changeset.id)
+    (Path(ws.repo.path) / "MERGE_HEAD").write_text(f"{head}\n")  # git got busy meanwhile
+    with pytest.raises(ChangesetError, match="merge is in progress"):
+        service.finish_rollback(plan)
+    assert ws.read("src/util.py") == new_util.encode() and _head(ws.repo).id == head
+    assert not service.repository.get_accept(record.id).rolled_back
+    assert service.get(changeset.id).status == "accepted"
 
 
 def test_rollback_refused_when_a_later_commit_touched_the_paths(ws: Workspace) -> None:
-    changeset = _propose(ws.root, ProposedEdit("src/util.py", UTIL.replace("1", "3")))
-    applier = ChangesetApplier(ws.root)
-    record = applier.accept_all(changeset, commit=True)
+    service = _service(ws.root)
+    changeset = _propose(service, ProposedEdit("src/util.py", UTIL.replace("1", "3")))
+    service.accept_on_disk(changeset.id, commit=True)
     tracker = GitTracker(ws.root)
     tracker.commit_paths({"src/util.py": b"later\n"}, "later commit\n")
     (ws.root / "src/util.py").write_text(UTIL.replace("1", "3"))
     with pytest.raises(ChangesetError, match="changed in a later commit"):
-        applier.rollback(changeset, record)
+        service.plan_rollback(changeset.id)
+    assert ws.read("src/util.py") == UTIL.replace("1", "3").encode()
 
 
 def test_no_repository_writes_files_without_commit(tmp_path: Path) -> None:
-    assert pygit2.discover_repository(str(tmp_path)) is None
-    (tmp_path / "a.txt").write_text("a\n")
-    changeset = _propose(tmp_path, ProposedEdit("a.txt", "A\n"), ProposedEdit("b/c.txt", "c\n"))
-    applier = ChangesetApplier(tmp_path)
-    record = applier.accept_all(changeset, commit=True)
+    root = tmp_path / "plain"
+    root.mkdir()
+    assert pygit2.discover_repository(str(root)) is None
+    (root / "a.txt").write_text("a\n")
+    service = _service(root)
+    changeset = _propose(service, ProposedEdit("a.txt", "A\n"), ProposedEdit("b/c.txt", "c\n"))
+    outcome = service.accept_on_disk(changeset.id, commit=True)
+    record = outcome.record
     assert record.commit_id is None and "not in a git repository" in record.commit_note
-    assert (tmp_path / "a.txt").read_text() == "A\n" and (tmp_path / "b/c.txt").read_text() == "c\n"
-    applier.rollback(changeset, record)
-    assert (tmp_path / "a.txt").read_text() == "a\n" and not (tmp_path / "b/c.txt").exists()
+    assert outcome.commit_id is None and outcome.notes == [record.commit_note]
+    assert (root / "a.txt").read_text() == "A\n" and (root / "b/c.txt").read_text() == "c\n"
+    service.finish_rollback(service.plan_rollback(changeset.id))
+    assert (root / "a.txt").read_text() == "a\n" and not (root / "b/c.txt").exists()
 
 
 def test_create_delete_rename_commit_and_roll_back(ws: Workspace) -> None:
     initial = _head(ws.repo)
+    service = _service(ws.root)
     changeset = _propose(
-        ws.root,
+        service,
         ProposedEdit("pkg/new_module.py", "VALUE = 1\n"),
         ProposedEdit("obsolete.txt", None),
         ProposedEdit(
             "old_name.txt", "to be renamed\nsecond!\n", op="rename", new_path="docs/new_name.txt"
         ),
     )
-    applier = ChangesetApplier(ws.root)
-    record = applier.accept_all(changeset, commit=True)
+    service.accept_on_disk(changeset.id, commit=True)
     head = _head(ws.repo)
     assert _changed_paths(ws.repo, head) == {
         "pkg/new_module.py",
@@ -295,7 +360,7 @@ def test_create_delete_rename_commit_and_roll_back(ws: Workspace) -> None:
     assert not {"obsolete.txt", "old_name.txt", "docs/new_name.txt"} & set(ws.repo.status())
     ws.assert_user_work_intact()
 
-    applier.rollback(changeset, record)
+    service.finish_rollback(service.plan_rollback(changeset.id))
     revert = _head(ws.repo)
     assert revert.tree["obsolete.txt"].id == initial.tree["obsolete.txt"].id
     assert "docs/new_name.txt" not in revert.tree and "pkg/new_module.py" not in revert.tree
@@ -306,20 +371,42 @@ def test_create_delete_rename_commit_and_roll_back(ws: Workspace) -> None:
     ws.assert_user_work_intact()
 
 
+def test_create_and_rename_target_that_appeared_are_stale(ws: Workspace) -> None:
+    service = _service(ws.root)
+    changeset = _propose(
+        service,
+        ProposedEdit("pkg/new_module.py", "VALUE = 1\n"),
+        ProposedEdit("old_name.txt", None, op="rename", new_path="docs/new_name.txt"),
+    )
+    (ws.root / "docs").mkdir()
+    (ws.root / "docs/new_name.txt").write_text("the user's file\n")
+    with pytest.raises(StaleChangeset, match=r"^old_name\.txt changed since"):
+        service.accept_on_disk(changeset.id, commit=True)
+    assert not (ws.root / "pkg/new_module.py").exists()  # all or nothing: the create waits too
+    assert ws.read("docs/new_name.txt") == b"the user's file\n"
+    result = service.refresh(changeset.id)
+    assert [(c.path, c.reason) for c in result.conflicts] == [
+        ("old_name.txt", "docs/new_name.txt now exists")
+    ]
+
+
 def test_git_internals_and_outside_paths_are_refused(ws: Workspace) -> None:
     config = ws.read(".git/config")
+    service = _service(ws.root)
     with pytest.raises(ChangesetError, match=r"inside \.git"):
-        _propose(ws.root, ProposedEdit(".git/config", "[core]\n\thooksPath = /tmp/evil\n"))
+        _propose(service, ProposedEdit(".git/config", "[core]\n\thooksPath = /tmp/evil\n"))
     with pytest.raises(PathOutsideWorkspace):
-        _propose(ws.root, ProposedEdit("../outside.txt", "x\n"))
+        _propose(service, ProposedEdit("../outside.txt", "x\n"))
     assert ws.read(".git/config") == config
     assert not (ws.root.parent / "outside.txt").exists()
+    assert service.list() == []
 
 
 def test_flagged_config_file_is_marked_and_still_acceptable(ws: Workspace) -> None:
     workflow = "on: push\njobs: {}\n"
+    service = _service(ws.root)
     changeset = _propose(
-        ws.root,
+        service,
         ProposedEdit(".github/workflows/ci.yml", workflow),
         ProposedEdit(".mcp.json", "{}\n"),
     )
@@ -327,35 +414,39 @@ def test_flagged_config_file_is_marked_and_still_acceptable(ws: Workspace) -> No
         ".github/workflows/ci.yml": ["edits CI pipeline"],
         ".mcp.json": ["edits editor/agent config file"],
     }
-    ChangesetApplier(ws.root).accept_files(changeset, [".github/workflows/ci.yml"], commit=True)
+    service.accept_on_disk(changeset.id, [".github/workflows/ci.yml"], commit=True)
     assert ws.read(".github/workflows/ci.yml") == workflow.encode()
     assert not (ws.root / ".mcp.json").exists()
-    assert changeset.status == "partially_accepted"
+    assert _changed_paths(ws.repo, _head(ws.repo)) == {".github/workflows/ci.yml"}
+    assert service.get(changeset.id).status == "partially_accepted"
 
 
 def test_failed_second_write_restores_the_first_file(ws: Workspace) -> None:
     head = _head(ws.repo).id
     os.chmod(ws.root / "run.sh", 0o750)
+    service = _service(ws.root)
     changeset = _propose(
-        ws.root,
+        service,
         ProposedEdit("run.sh", "#!/bin/sh\necho changed\n"),
         ProposedEdit("blocker/new.txt", "new\n"),
     )
     (ws.root / "blocker").write_text("a file where a folder is needed\n")
     with pytest.raises(ChangesetError, match=r"could not write .*blocker/new.txt") as caught:
-        ChangesetApplier(ws.root).accept_all(changeset, commit=True)
+        service.accept_on_disk(changeset.id, commit=True)
     assert "no file was changed" in caught.value.message
     assert ws.read("run.sh") == b"#!/bin/sh\necho hi\n"
     assert stat.S_IMODE(os.stat(ws.root / "run.sh").st_mode) == 0o750
-    assert _head(ws.repo).id == head and changeset.status == "pending"
+    assert _head(ws.repo).id == head and service.get(changeset.id).status == "pending"
+    assert service.repository.last_accept(changeset.id) is None
     leftovers = [p for p in ws.root.rglob("*agentic-tmp*")]
     assert leftovers == []
     ws.assert_user_work_intact()
 
 
 def test_file_mode_kept_on_disk_and_in_commit(ws: Workspace) -> None:
-    changeset = _propose(ws.root, ProposedEdit("run.sh", "#!/bin/sh\necho changed\n"))
-    ChangesetApplier(ws.root).accept_all(changeset, commit=True)
+    service = _service(ws.root)
+    changeset = _propose(service, ProposedEdit("run.sh", "#!/bin/sh\necho changed\n"))
+    service.accept_on_disk(changeset.id, commit=True)
     assert stat.S_IMODE(os.stat(ws.root / "run.sh").st_mode) == 0o755
     assert _head(ws.repo).tree["run.sh"].filemode == pygit2.enums.FileMode.BLOB_EXECUTABLE
 
@@ -365,13 +456,13 @@ def test_crlf_and_missing_final_newline_survive_partial_accept(ws: Workspace) ->
     (ws.root / "win.txt").write_bytes(crlf.encode())
     (ws.root / "tail.txt").write_bytes(b"first\nlast")
     proposed = crlf.replace("row 1\r\n", "ROW 1\r\n").replace("row 18\r\n", "ROW 18\r\n")
+    service = _service(ws.root)
     changeset = _propose(
-        ws.root, ProposedEdit("win.txt", proposed), ProposedEdit("tail.txt", "first\nlast!")
+        service, ProposedEdit("win.txt", proposed), ProposedEdit("tail.txt", "first\nlast!")
     )
-    applier = ChangesetApplier(ws.root)
-    applier.accept_hunks(changeset, "win.txt", [0], commit=True)
+    service.accept_on_disk(changeset.id, ["win.txt"], [0], commit=True)
     assert ws.read("win.txt") == crlf.replace("row 1\r\n", "ROW 1\r\n").encode()
-    applier.accept_all(changeset, commit=True)
+    service.accept_on_disk(changeset.id, commit=True)
     assert ws.read("win.txt") == proposed.encode()
     assert ws.read("tail.txt") == b"first\nlast!"
     assert _blob(ws.repo, _head(ws.repo), "tail.txt") == b"first\nlast!"
@@ -380,8 +471,9 @@ def test_crlf_and_missing_final_newline_survive_partial_accept(ws: Workspace) ->
 def test_clean_filters_apply_to_committed_blobs(ws: Workspace) -> None:
     (ws.root / ".gitattributes").write_text("*.txt text eol=crlf\n")
     _commit_all_paths(ws.repo, [".gitattributes"])
-    changeset = _propose(ws.root, ProposedEdit("eol.txt", "one\r\ntwo\r\n"))
-    ChangesetApplier(ws.root).accept_all(changeset, commit=True)
+    service = _service(ws.root)
+    changeset = _propose(service, ProposedEdit("eol.txt", "one\r\ntwo\r\n"))
+    service.accept_on_disk(changeset.id, commit=True)
     assert ws.read("eol.txt") == b"one\r\ntwo\r\n"
     assert _blob(ws.repo, _head(ws.repo), "eol.txt") == b"one\ntwo\n"
     assert "eol.txt" not in ws.repo.status()
@@ -394,16 +486,19 @@ def _commit_all_paths(repo: pygit2.Repository, paths: list[str]) -> None:
 
 def test_detached_head_and_merge_refuse_commit_but_write(ws: Workspace) -> None:
     ws.repo.set_head(_head(ws.repo).id)
-    changeset = _propose(ws.root, ProposedEdit("src/util.py", "detached\n"))
-    record = ChangesetApplier(ws.root).accept_all(changeset, commit=True)
+    service = _service(ws.root)
+    changeset = _propose(service, ProposedEdit("src/util.py", "detached\n"))
+    outcome = service.accept_on_disk(changeset.id, commit=True)
+    record = outcome.record
     assert record.commit_id is None and "detached" in record.commit_note
+    assert outcome.notes == [record.commit_note]
     assert ws.read("src/util.py") == b"detached\n"
 
     ws.repo.set_head("refs/heads/main")
     (Path(ws.repo.path) / "MERGE_HEAD").write_text(f"{_head(ws.repo).id}\n")
-    changeset = _propose(ws.root, ProposedEdit("src/app.py", "merging\n"))
+    changeset = _propose(service, ProposedEdit("src/app.py", "merging\n"))
     head = _head(ws.repo).id
-    record = ChangesetApplier(ws.root).accept_all(changeset, commit=True)
+    record = service.accept_on_disk(changeset.id, commit=True).record
     assert record.commit_id is None and "merge is in progress" in record.commit_note
     assert ws.read("src/app.py") == b"merging\n" and _head(ws.repo).id == head
 
@@ -416,25 +511,29 @@ def test_bare_repository_refuses_commits(tmp_path: Path) -> None:
 
 
 def test_first_commit_on_unborn_head_contains_only_accepted_files(tmp_path: Path) -> None:
-    repo = _init_repo(tmp_path)
-    (tmp_path / "pre.txt").write_text("user staged, never committed\n")
+    root = tmp_path / "fresh"
+    root.mkdir()
+    repo = _init_repo(root)
+    (root / "pre.txt").write_text("user staged, never committed\n")
     repo.index.add("pre.txt")
     repo.index.write()
-    (tmp_path / "scratch.txt").write_text("untracked\n")
-    changeset = _propose(tmp_path, ProposedEdit("README.md", "# hello\n"))
-    record = ChangesetApplier(tmp_path).accept_all(changeset, commit=True)
+    (root / "scratch.txt").write_text("untracked\n")
+    service = _service(root)
+    changeset = _propose(service, ProposedEdit("README.md", "# hello\n"))
+    record = service.accept_on_disk(changeset.id, commit=True).record
     head = _head(repo)
     assert record.commit_id == str(head.id) and head.parents == []
     assert [entry.name for entry in head.tree] == ["README.md"]
     repo.index.read(True)
     assert "pre.txt" in repo.index
     assert repo.status()["pre.txt"] == FileStatus.INDEX_NEW
-    assert (tmp_path / "scratch.txt").read_text() == "untracked\n"
+    assert (root / "scratch.txt").read_text() == "untracked\n"
 
 
-def test_workspace_in_a_subfolder_of_the_repository(ws: Workspace) -> None:
-    changeset = _propose(ws.root / "src", ProposedEdit("util.py", "sub\n"))
-    record = ChangesetApplier(ws.root / "src").accept_all(changeset, commit=True)
+def test_workspace_in_a_subfolder_of_the_repository(ws: Workspace, tmp_path: Path) -> None:
+    service = _service(ws.root / "src", tmp_path / "store")
+    changeset = _propose(service, ProposedEdit("util.py", "sub\n"))
+    record = service.accept_on_disk(changeset.id, commit=True).record
     assert record.writes[0].path == "util.py"
     assert _changed_paths(ws.repo, _head(ws.repo)) == {"src/util.py"}
     ws.assert_user_work_intact()
@@ -442,31 +541,40 @@ def test_workspace_in_a_subfolder_of_the_repository(ws: Workspace) -> None:
 
 def test_ignored_untracked_files_are_written_but_not_committed(ws: Workspace) -> None:
     (ws.root / ".gitignore").write_text("build/\n")
+    service = _service(ws.root)
     changeset = _propose(
-        ws.root, ProposedEdit("build/out.txt", "artifact\n"), ProposedEdit("src/util.py", "x\n")
+        service, ProposedEdit("build/out.txt", "artifact\n"), ProposedEdit("src/util.py", "x\n")
     )
-    record = ChangesetApplier(ws.root).accept_all(changeset, commit=True)
+    outcome = service.accept_on_disk(changeset.id, commit=True)
+    record = outcome.record
     assert _changed_paths(ws.repo, _head(ws.repo)) == {"src/util.py"}
     assert "build/out.txt" in record.commit_note and ws.read("build/out.txt") == b"artifact\n"
+    assert outcome.notes == ["ignored by git, not committed: build/out.txt"]
 
 
-def test_records_survive_restart_and_roll_back(ws: Workspace, tmp_path: Path) -> None:
-    store = ChangesetRepository(tmp_path / "cache")
-    changeset = _propose(ws.root, ProposedEdit("src/util.py", "persisted\n"))
-    store.save(changeset)
-    record = ChangesetApplier(ws.root).accept_all(changeset, commit=True)
-    store.save(changeset)
-    store.save_accept(record)
+def test_accepting_the_content_of_head_commits_nothing_and_says_so(ws: Workspace) -> None:
+    head = _head(ws.repo).id
+    service = _service(ws.root)
+    changeset = _propose(service, ProposedEdit("unstaged.txt", "unstaged v1\n"))  # HEAD's text
+    outcome = service.accept_on_disk(changeset.id, commit=True)
+    assert outcome.commit_id is None and _head(ws.repo).id == head
+    assert outcome.notes == ["nothing to commit: the accepted content equals HEAD"]
+    assert ws.read("unstaged.txt") == b"unstaged v1\n"
+    assert service.get(changeset.id).status == "accepted"
 
-    reopened = ChangesetRepository(tmp_path / "cache")
-    loaded = reopened.get(changeset.id)
-    last = reopened.last_accept(changeset.id)
-    assert loaded.status == "accepted" and last == record
-    assert last is not None
-    ChangesetApplier(ws.root).rollback(loaded, last)
-    reopened.save(loaded)
-    reopened.save_accept(last)
+
+def test_records_survive_restart_and_roll_back(ws: Workspace) -> None:
+    service = _service(ws.root)
+    changeset = _propose(service, ProposedEdit("src/util.py", "persisted\n"))
+    record = service.accept_on_disk(changeset.id, commit=True).record
+
+    reopened = _service(ws.root)  # a new process: same workspace, same store
+    assert reopened.get(changeset.id).status == "accepted"
+    assert reopened.repository.last_accept(changeset.id) == record
+    plan = reopened.plan_rollback()  # the newest accept of the workspace
+    assert plan.record == record and plan.changeset is not None
+    reopened.finish_rollback(plan)
     assert ws.read("src/util.py") == UTIL.encode()
-    assert ChangesetRepository(tmp_path / "cache").get(changeset.id).status == "rolled_back"
-    assert ChangesetRepository(tmp_path / "cache").last_accept(changeset.id) is None
+    assert _service(ws.root).get(changeset.id).status == "rolled_back"
+    assert _service(ws.root).repository.last_accept(changeset.id) is None
     ws.assert_user_work_intact()

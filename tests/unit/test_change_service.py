@@ -151,3 +151,38 @@ def test_editor_rename_leaves_the_old_content_under_the_new_name(service: Change
     assert (service.root / "sub" / "new.py").read_text() == "moved\n"
     assert sorted(outcome.written) == ["sub/new.py"] and outcome.commit_id is not None
     assert _changed(service) == {"old.py", "sub/new.py"}
+
+
+def test_the_service_reads_unsaved_text_through_its_buffers_port(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text(APP)
+    unsaved = APP.replace("line 10\n", "my edit\n")
+    open_buffers = {"app.py": unsaved}
+    service = ChangeService(root, tmp_path / "store", lambda: open_buffers)
+    cs = service.propose([ProposedEdit("app.py", APP_NEW)], run_id="r", title="t")
+    change = cs.file("app.py")
+    assert change.original == unsaved and change.from_buffer
+    assert (root / "app.py").read_text() == APP  # proposing writes nothing
+    assert service.stale_files(cs) == ["app.py"]  # against the saved file
+    assert service.stale_files(cs, buffers=open_buffers) == []
+    with pytest.raises(ChangesetError, match="unsaved changes"):
+        service.accept_on_disk(cs.id, commit=False, buffers=open_buffers)
+    assert ChangeService(root, tmp_path / "store").get(cs.id) == cs  # stored in store_dir
+
+
+def test_supersede_marks_saves_and_tells_the_listeners(service: ChangeService) -> None:
+    seen: list[tuple[str, str, str]] = []
+    service.listeners.append(lambda kind, cs: seen.append((kind, cs.id, cs.status)))
+    service.listeners.append(lambda kind, cs: 1 / 0)  # a failing listener stops nothing
+    cs = service.propose([ProposedEdit("app.py", APP_NEW)], run_id="r", title="t")
+    service.reject(cs.id, ["app.py"], [0])
+    old = service.supersede(cs.id)
+    assert old.status == "superseded" and service.get(cs.id).status == "superseded"
+    assert [h.status for h in service.get(cs.id).file("app.py").hunks] == ["rejected", "pending"]
+    assert seen[-1] == ("updated", cs.id, "superseded")
+    assert (service.root / "app.py").read_text() == APP
+    with pytest.raises(ChangesetError, match="is superseded; only a pending one can be refined"):
+        service.supersede(cs.id)
+    with pytest.raises(ChangesetError, match="superseded"):
+        service.accept_on_disk(cs.id, commit=False)

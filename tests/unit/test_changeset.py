@@ -20,6 +20,7 @@ from agentic_lsp.changes.changeset import (
     build_changeset,
     config_flags,
 )
+from agentic_lsp.changes.decisions import reject
 from agentic_lsp.changes.repository import ChangesetRepository
 from agentic_lsp.errors import ChangesetError, PathOutsideWorkspace, StaleChangeset
 
@@ -93,6 +94,7 @@ def test_unsaved_buffer_is_the_base_when_given(tmp_path: Path) -> None:
     assert change.base_hash == hashlib.sha256(b"in editor\n").hexdigest()
     applier = ChangesetApplier(tmp_path)
     assert applier.stale_files(changeset) == ["a.txt"]
+    assert applier.stale_files(changeset, buffers={"a.txt": "in editor\n"}) == []
 
 
 @pytest.mark.parametrize(
@@ -170,17 +172,16 @@ def test_reject_marks_status_and_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / "b.txt").write_text("b\n")
     proposed = original.replace("r1\n", "R1\n").replace("r20\n", "R20\n")
     changeset = _build(tmp_path, ProposedEdit("a.txt", proposed), ProposedEdit("b.txt", None))
-    applier = ChangesetApplier(tmp_path)
-    applier.reject_hunks(changeset, "a.txt", [1])
+    reject(changeset, ["a.txt"], [1])
     assert [h.status for h in changeset.file("a.txt").hunks] == ["pending", "rejected"]
     assert changeset.status == "pending"
-    applier.reject_files(changeset, ["b.txt"])
+    reject(changeset, ["b.txt"])
     assert changeset.file("b.txt").status == "rejected"
-    applier.reject_all(changeset)
+    reject(changeset)
     assert changeset.status == "rejected"
     assert (tmp_path / "a.txt").read_text() == original and (tmp_path / "b.txt").exists()
     with pytest.raises(ChangesetError, match="no hunk 7"):
-        applier.reject_hunks(changeset, "a.txt", [7])
+        reject(changeset, ["a.txt"], [7])
 
 
 def test_changeset_json_round_trip_keeps_everything(tmp_path: Path) -> None:

@@ -1,33 +1,36 @@
-"""Accepting, rejecting, refreshing and rolling back changesets without an editor.
+"""The file side of deciding on changesets in one workspace: staleness, writes, rebase.
 
-Guarantees:
+Nothing here persists, locks, commits or talks to an editor;
+:class:`~agentic_lsp.changes.change_service.ChangeService` orchestrates both ways to accept
+(through an editor, and on disk) with these pieces, so each rule exists once:
 
-* Nothing is written before the staleness check passes for *every* file being accepted (its
-  content hash still equals the ``base_hash`` the proposal was built on); otherwise
-  :class:`StaleChangeset` names the files and nothing is touched.
-* Files are replaced atomically (:mod:`agentic_lsp.changes.atomic`) keeping their mode, and a
-  multi-file accept is all-or-nothing: if one write fails, the files already replaced are
-  restored from the in-memory copies taken before the first write.
-* Accepting some hunks of a file writes the partial result and re-addresses the file's other
-  hunks to the new content, so they can still be accepted (or rejected) later.
-* Rollback only goes ahead when every file is still exactly as the accept left it.
+* **Current text** of a file is its editor buffer when one is given (``buffers``, keyed by
+  workspace-relative path), else the file on disk. A file is **stale** when that text no longer
+  hashes to the ``base_hash`` its proposal was built on; a create is stale once its path exists,
+  a rename also once its target exists. :meth:`ChangesetApplier.plan` refuses the *whole* accept
+  with :class:`~agentic_lsp.errors.StaleChangeset` when any chosen file is stale, before anything
+  is written.
+* **Writes**: each path's text before and after (:class:`PathWrite`), turned by
+  :meth:`ChangesetApplier.disk_writes` into compare-and-swap :class:`FileWrite` groups for
+  :func:`~agentic_lsp.changes.atomic.write_all_or_nothing` (atomic, all-or-nothing, modes kept).
+* **Refresh** (:meth:`ChangesetApplier.refresh`) rebases undecided hunks on the current text
+  where they still fit.
 
-The changeset passed in is updated in place (statuses, rebased hunks); the caller persists it
-and the returned :class:`AcceptRecord` (see :mod:`agentic_lsp.changes.repository`).
+Selection, marking accepted and reject change only the model and live in
+:mod:`agentic_lsp.changes.decisions`.
+
+Changesets passed in are updated in place; the caller saves them.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentic_lsp.changes.atomic import FileWrite, file_mode, write_all_or_nothing
+from agentic_lsp.changes.atomic import FileWrite, file_mode
 from agentic_lsp.changes.changeset import (
-    TERMINAL_STATUSES,
     AcceptRecord,
     Changeset,
     FileChange,
@@ -36,11 +39,68 @@ from agentic_lsp.changes.changeset import (
     decode_text,
     resolve_target,
 )
-from agentic_lsp.changes.diff import apply_hunks, compute_hunks, relocate_hunks, shift_hunks
-from agentic_lsp.changes.git import GitTracker
+from agentic_lsp.changes.decisions import Selection, path_writes
+from agentic_lsp.changes.diff import compute_hunks, relocate_hunks
 from agentic_lsp.errors import ChangesetError, StaleChangeset
 
-log = logging.getLogger(__name__)
+Buffers = Mapping[str, str]
+NOT_A_FILE = b"<not a regular file>"  # what a folder or device "holds" for comparisons
+
+
+@dataclass
+class AcceptPlan:
+    """What an accept will change, checked against the current text and not yet applied.
+
+    ``writes`` holds each path's text before and after (a rename is two paths); ``buffered``
+    names the files whose base is an unsaved editor buffer rather than the saved file.
+    """
+
+    changeset: Changeset
+    selection: Selection
+    writes: list[PathWrite]
+    buffered: list[str] = field(default_factory=list)
+
+    def interim(self, path: str) -> bytes | None:
+        """What an editor's file operation leaves on disk for ``path`` before its text edit
+        is saved: an empty file after CreateFile, the old content after RenameFile."""
+        for source in self.selection:
+            change = self.changeset.file(source)
+            if change.op == "create" and change.path == path:
+                return b""
+            if change.op == "rename" and change.target_path == path:
+                return encode(change.original)
+        return None
+
+    def source_of(self, path: str) -> str:
+        """The changeset path a written path belongs to (a rename's new path → its old path)."""
+        for source in self.selection:
+            if self.changeset.file(source).target_path == path:
+                return source
+        return path
+
+
+@dataclass
+class AcceptOutcome:
+    changeset: Changeset
+    record: AcceptRecord
+    written: list[str] = field(default_factory=list)
+    editor_only: list[str] = field(default_factory=list)
+    commit_id: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DiskWrites:
+    """How an accept reaches the disk: the writes, and which paths hold the result afterwards.
+
+    ``written`` are the paths ``writes`` replace, ``on_disk`` those plus paths already holding
+    the accepted text (what a commit may contain), ``editor_only`` the paths left to the editor.
+    """
+
+    writes: list[FileWrite] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    on_disk: list[str] = field(default_factory=list)
+    editor_only: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -52,7 +112,7 @@ class RefreshConflict:
 
 @dataclass
 class RefreshResult:
-    """What :meth:`ChangesetApplier.refresh` did: files rebuilt and files that conflict."""
+    """What a refresh did: files rebased on their current text and files that conflict."""
 
     refreshed: list[str] = field(default_factory=list)
     conflicts: list[RefreshConflict] = field(default_factory=list)
@@ -63,320 +123,157 @@ class RefreshResult:
 
 
 class ChangesetApplier:
-    """Writes accepted changes into one workspace and commits them when asked."""
+    """Staleness, accept plans, disk writes and rebasing against one workspace root."""
 
-    def __init__(self, root: Path, git: GitTracker | None = None) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = Path(os.path.realpath(root))
-        self.git = git if git is not None else GitTracker(self.root)
-        self._lock = threading.RLock()
 
-    def stale_files(self, changeset: Changeset, paths: Iterable[str] | None = None) -> list[str]:
-        """Files (of ``paths``, default all) whose disk state differs from the proposal's base."""
+    # -- reading -----------------------------------------------------------------------------
+
+    def disk_bytes(self, path: str) -> bytes | None:
+        """The saved bytes of ``path`` (``None``: absent; :data:`NOT_A_FILE` for a folder)."""
+        absolute, _ = resolve_target(self.root, path)
+        if not os.path.lexists(absolute):
+            return None
+        if not absolute.is_file():
+            return NOT_A_FILE
+        return absolute.read_bytes()
+
+    def current_text(self, path: str, buffers: Buffers | None = None) -> str | None:
+        """The editor buffer for ``path`` if given, else the file's text (``None``: absent)."""
+        if buffers and path in buffers:
+            return buffers[path]
+        data = self.disk_bytes(path)
+        return None if data is None else decode_text(data, path)
+
+    def exists(self, path: str, buffers: Buffers) -> bool:
+        return path in buffers or os.path.lexists(resolve_target(self.root, path)[0])
+
+    def stale_files(
+        self,
+        changeset: Changeset,
+        paths: Iterable[str] | None = None,
+        buffers: Buffers | None = None,
+    ) -> list[str]:
+        """Files (of ``paths``, default all) whose current text is not the proposal's base."""
         chosen = [changeset.file(p) for p in paths] if paths is not None else changeset.files
-        return [change.path for change in chosen if self._is_stale(change)]
+        return [c.path for c in chosen if self.is_stale(c, buffers or {})]
 
-    def accept_all(
-        self, changeset: Changeset, *, commit: bool = False, message: str | None = None
-    ) -> AcceptRecord:
-        """Accept every pending hunk of every file."""
-        selection: dict[str, list[int] | None] = {
-            c.path: None for c in changeset.files if self._has_pending(c)
-        }
-        return self._accept(changeset, selection, commit, message)
+    def is_stale(self, change: FileChange, buffers: Buffers) -> bool:
+        if change.op == "rename" and self.exists(change.target_path, buffers):
+            return True
+        if change.op == "create":
+            return self.exists(change.path, buffers)
+        if change.path in buffers:
+            return content_hash(buffers[change.path].encode("utf-8")) != change.base_hash
+        data = self.disk_bytes(change.path)
+        return data is None or content_hash(data) != change.base_hash
 
-    def accept_files(
-        self,
-        changeset: Changeset,
-        paths: Iterable[str],
-        *,
-        commit: bool = False,
-        message: str | None = None,
-    ) -> AcceptRecord:
-        """Accept every pending hunk of the named files."""
-        selection: dict[str, list[int] | None] = {changeset.file(p).path: None for p in paths}
-        return self._accept(changeset, selection, commit, message)
+    def unsaved(self, paths: Iterable[str], buffers: Buffers) -> list[str]:
+        """Paths whose editor buffer holds text other than the saved file."""
+        return [p for p in paths if p in buffers and self.disk_bytes(p) != encode(buffers[p])]
 
-    def accept_hunks(
-        self,
-        changeset: Changeset,
-        path: str,
-        indices: Iterable[int],
-        *,
-        commit: bool = False,
-        message: str | None = None,
-    ) -> AcceptRecord:
-        """Accept exactly these hunks of one file (even ones rejected before)."""
-        selection: dict[str, list[int] | None] = {changeset.file(path).path: list(indices)}
-        return self._accept(changeset, selection, commit, message)
+    # -- accepting -----------------------------------------------------------------------------
 
-    def reject_all(self, changeset: Changeset) -> None:
-        self.reject_files(changeset, [change.path for change in changeset.files])
+    def plan(self, changeset: Changeset, selection: Selection, buffers: Buffers) -> AcceptPlan:
+        """The writes accepting ``selection`` makes; :class:`StaleChangeset` (naming the files)
+        when any chosen file's current text changed since the proposal."""
+        stale = self.stale_files(changeset, selection, buffers)
+        if stale:
+            raise StaleChangeset(
+                f"{', '.join(stale)} changed since changeset {changeset.id} was proposed; "
+                "nothing was written",
+                "refresh the changeset (agentic.refreshChangeset) to rebase it on the current "
+                "content, review it again, then accept",
+            )
+        writes: list[PathWrite] = []
+        for path, indices in selection.items():
+            mode = file_mode(resolve_target(self.root, path)[0])
+            writes.extend(path_writes(changeset.file(path), indices, mode))
+        return AcceptPlan(changeset, selection, writes, self.unsaved(selection, buffers))
 
-    def reject_files(self, changeset: Changeset, paths: Iterable[str]) -> None:
-        """Mark the pending hunks (and undecided create/delete/rename) of files rejected."""
-        with self._lock:
-            for change in [changeset.file(path) for path in paths]:
-                for hunk in change.hunks:
-                    if hunk.status == "pending":
-                        hunk.status = "rejected"
-                if change.status == "pending" and not change.hunks:
-                    change.status = "rejected"
-            changeset.refresh_status()
+    def disk_writes(self, plan: AcceptPlan, *, editor_applied: bool) -> DiskWrites:
+        """Compare-and-swap writes giving each path of ``plan`` its accepted text.
 
-    def reject_hunks(self, changeset: Changeset, path: str, indices: Iterable[int]) -> None:
-        """Mark hunks rejected (a create/delete/rename only as a whole); nothing is written."""
-        with self._lock:
-            change = changeset.file(path)
-            chosen = sorted(set(indices))
-            if change.op != "modify" and chosen != [h.index for h in change.hunks]:
-                raise ChangesetError(f"{change.op} of {path} is all or nothing", "reject the file")
-            hunks = [change.hunk(index) for index in chosen]
-            if accepted := [h.index for h in hunks if h.status == "accepted"]:
-                raise ChangesetError(
-                    f"hunks {accepted} of {path} are already accepted", "roll back"
-                )
-            for hunk in hunks:
-                hunk.status = "rejected"
-            changeset.refresh_status()
+        Without an editor every path must still hold its text from before the accept (checked
+        again in the same pass that writes). After an editor applied the plan, a path may
+        already hold the result (the editor saved it) or what the editor's file operation left
+        (:meth:`AcceptPlan.interim`); a path whose base was an unsaved buffer, or whose disk
+        text is none of these, is left to the editor.
+        """
+        result = DiskWrites()
+        buffered = set(plan.buffered)
+        for write in plan.writes:
+            absolute, _ = resolve_target(self.root, write.path)
+            mode = write.mode if write.mode is not None else file_mode(absolute)
+            before, after = encode(write.before), encode(write.after)
+            if not editor_applied:
+                now = before  # no editor: write it all, provided the file still holds ``before``
+            elif plan.source_of(write.path) in buffered:
+                result.editor_only.append(write.path)
+                continue
+            else:
+                now = self.disk_bytes(write.path)
+            if now == before or (now is not None and now == plan.interim(write.path)):
+                result.writes.append(FileWrite(absolute, after, mode, True, now))
+                result.written.append(write.path)
+                result.on_disk.append(write.path)
+            elif now == after:
+                result.on_disk.append(write.path)
+            else:
+                result.editor_only.append(write.path)
+        return result
 
-    def refresh(self, changeset: Changeset) -> RefreshResult:
-        """Rebuild stale files' hunks on the current content where the pending hunks still fit.
+    # -- refresh -------------------------------------------------------------------------------
+
+    def refresh(self, changeset: Changeset, buffers: Buffers | None = None) -> RefreshResult:
+        """Rebuild stale undecided files' hunks on their current text where the hunks still fit.
 
         Each pending hunk is located again by its context (see
         :func:`~agentic_lsp.changes.diff.relocate_hunks`); the file's base becomes the current
-        content and its proposal the current content plus those hunks (hunks are renumbered).
-        A file where any hunk no longer fits, or whose existence changed, is left as it was
-        and reported as a conflict.
+        text (buffer first) and its proposal that text plus those hunks (renumbered). A file
+        where any hunk no longer fits, or whose existence changed, is left as it was and
+        reported as a conflict.
         """
+        buffers = buffers or {}
         result = RefreshResult()
-        with self._lock:
-            for change in changeset.files:
-                undecided = change.pending_indices() or change.status == "pending"
-                if undecided and self._is_stale(change):
-                    conflict = self._refresh_file(change)
-                    if conflict:
-                        result.conflicts.append(conflict)
-                    else:
-                        result.refreshed.append(change.path)
-            changeset.refresh_status()
+        for change in changeset.files:
+            undecided = change.pending_indices() or change.status == "pending"
+            if not undecided or not self.is_stale(change, buffers):
+                continue
+            conflict = self._rebase(change, buffers)
+            if conflict:
+                result.conflicts.append(conflict)
+            else:
+                result.refreshed.append(change.path)
+        changeset.refresh_status()
         return result
 
-    def rollback(self, changeset: Changeset | None, record: AcceptRecord) -> AcceptRecord:
-        """Undo an accept: files back to their pre-accept content, plus a revert commit if the
-        accept was committed (only for those paths). Refused when any file changed since."""
-        with self._lock:
-            if record.rolled_back:
-                raise ChangesetError(f"accept {record.id} was already rolled back")
-            targets = {w.path: resolve_target(self.root, w.path)[0] for w in record.writes}
-            changed = [
-                w.path for w in record.writes if _disk_hash(targets[w.path]) != _text_hash(w.after)
-            ]
-            if changed:
-                raise ChangesetError(
-                    f"{', '.join(changed)} changed after the accept; rolling back would lose that",
-                    "undo those edits first, or restore the files by hand",
-                )
-            if record.commit_id:
-                self.git.check_revertible(record)
-            undo = [
-                FileWrite(targets[w.path], _encode(w.after), file_mode(targets[w.path]))
-                for w in record.writes
-            ]
-            write_all_or_nothing(
-                [
-                    FileWrite(targets[w.path], _encode(w.before), w.mode, True, _encode(w.after))
-                    for w in record.writes
-                ]
-            )
-            if record.commit_id:
-                try:
-                    record.rollback_commit_id = self.git.commit_revert(record)
-                except ChangesetError:
-                    write_all_or_nothing(undo)
-                    raise
-            record.rolled_back = True
-            if changeset is not None:
-                changeset.status = "rolled_back"
-            return record
-
-    def _accept(
-        self,
-        changeset: Changeset,
-        selection: dict[str, list[int] | None],
-        commit: bool,
-        message: str | None,
-    ) -> AcceptRecord:
-        with self._lock:
-            if changeset.status in TERMINAL_STATUSES:
-                raise ChangesetError(
-                    f"changeset {changeset.id} is {changeset.status}", "ask for a new proposal"
-                )
-            chosen: dict[str, list[int]] = {}
-            for path, wanted in selection.items():
-                indices = self._chosen_hunks(changeset.file(path), wanted)
-                if indices is not None:
-                    chosen[path] = indices
-            if not chosen:
-                raise ChangesetError("nothing left to accept in this changeset")
-            stale = self.stale_files(changeset, chosen)
-            if stale:
-                raise StaleChangeset(
-                    f"{', '.join(stale)} changed since the changeset was proposed; "
-                    "nothing was written",
-                    "refresh the changeset to rebase it on the current content (or save the "
-                    "editor buffer it was based on), then review and accept again",
-                )
-            writes: list[FileWrite] = []
-            record = AcceptRecord(changeset_id=changeset.id, run_id=changeset.run_id)
-            for path, indices in chosen.items():
-                self._plan(changeset.file(path), indices, writes, record)
-            write_all_or_nothing(writes)
-            for path, indices in chosen.items():
-                _mark_accepted(changeset.file(path), indices)
-            changeset.refresh_status()
-            if commit:
-                self._commit(changeset, record, message)
-            return record
-
-    def _chosen_hunks(self, change: FileChange, wanted: list[int] | None) -> list[int] | None:
-        """Hunk indices to accept, or ``None`` when the file has nothing to accept."""
-        if wanted is None:
-            if not self._has_pending(change):
-                return None
-            return change.pending_indices()
-        indices = sorted(set(wanted))
-        for index in indices:
-            if change.hunk(index).status == "accepted":
-                raise ChangesetError(f"hunk {index} of {change.path} is already accepted")
-        open_hunks = [h.index for h in change.hunks if h.status != "accepted"]
-        if change.op != "modify" and indices != open_hunks:
-            raise ChangesetError(
-                f"{change.op} of {change.path} cannot be split", "accept the whole file"
-            )
-        return indices
-
-    @staticmethod
-    def _has_pending(change: FileChange) -> bool:
-        if change.op == "modify":
-            return bool(change.pending_indices())
-        return change.status == "pending"
-
-    def _plan(
-        self, change: FileChange, indices: list[int], writes: list[FileWrite], record: AcceptRecord
-    ) -> None:
-        """Queue the writes for one file and note them (before/after text) in ``record``."""
-        source, rel = resolve_target(self.root, change.path)
-        mode = file_mode(source)
-        steps: list[tuple[Path, str, str | None, str | None, int | None]] = []
-        if change.op == "modify":
-            new_text = apply_hunks(change.original or "", change.hunks, indices)
-            steps.append((source, rel, change.original, new_text, mode))
-        elif change.op == "create":
-            steps.append((source, rel, None, change.proposed, None))
-        elif change.op == "delete":
-            steps.append((source, rel, change.original, None, mode))
-        else:
-            target, new_rel = resolve_target(self.root, change.target_path)
-            steps.append((target, new_rel, None, change.proposed, None))
-            steps.append((source, rel, change.original, None, mode))
-        for path, path_rel, before, after, before_mode in steps:
-            new_mode = before_mode if before_mode is not None else mode
-            writes.append(FileWrite(path, _encode(after), new_mode, True, _encode(before)))
-            record.writes.append(
-                PathWrite(path=path_rel, before=before, after=after, mode=before_mode)
-            )
-        record.hunks[rel] = indices
-
-    def _commit(self, changeset: Changeset, record: AcceptRecord, message: str | None) -> None:
-        refusal = self.git.commit_refusal()
-        if refusal:
-            record.commit_note = refusal
-            return
-        paths = [w.path for w in record.writes]
-        skipped = self.git.ignored_untracked(paths)
-        text = message or f"{changeset.title}\n\n{changeset.summary}"
-        contents = {w.path: _encode(w.after) for w in record.writes}
-        try:
-            record.commit_id = self.git.commit_accepted(
-                paths, text, changeset.run_id, changeset.id, contents=contents
-            )
-        except ChangesetError as exc:
-            record.commit_note = f"files were written but not committed: {exc.message}"
-            log.warning("commit of changeset %s failed: %s", changeset.id, exc)
-            return
-        notes = []
-        if skipped:
-            notes.append(f"ignored by git, not committed: {', '.join(skipped)}")
-        if record.commit_id is None:
-            notes.append("nothing to commit: the accepted content equals HEAD")
-        record.commit_note = "; ".join(notes)
-
-    def _is_stale(self, change: FileChange) -> bool:
-        source, _ = resolve_target(self.root, change.path)
-        if change.op == "rename":
-            target, _ = resolve_target(self.root, change.target_path)
-            if os.path.lexists(target):
-                return True
+    def _rebase(self, change: FileChange, buffers: Buffers) -> RefreshConflict | None:
         if change.op == "create":
-            return os.path.lexists(source)
-        return _disk_hash(source) != change.base_hash
-
-    def _refresh_file(self, change: FileChange) -> RefreshConflict | None:
-        source, rel = resolve_target(self.root, change.path)
-        if change.op == "create":
-            return RefreshConflict(rel, "the file now exists")
-        if change.op == "rename" and os.path.lexists(
-            resolve_target(self.root, change.target_path)[0]
-        ):
-            return RefreshConflict(rel, f"{change.target_path} now exists")
-        if not source.is_file():
-            return RefreshConflict(rel, "the file was deleted or replaced")
-        data = source.read_bytes()
+            return RefreshConflict(change.path, "the file now exists")
+        if change.op == "rename" and self.exists(change.target_path, buffers):
+            return RefreshConflict(change.path, f"{change.target_path} now exists")
         if change.op == "delete":
-            return RefreshConflict(rel, "the file changed; deleting it would lose those changes")
+            return RefreshConflict(change.path, "the file changed; deleting it would lose that")
+        if change.path not in buffers and self.disk_bytes(change.path) in (None, NOT_A_FILE):
+            return RefreshConflict(change.path, "the file was deleted or replaced")
         try:
-            text = decode_text(data, rel)
+            text = self.current_text(change.path, buffers) or ""
         except ChangesetError as exc:
-            return RefreshConflict(rel, exc.message)
+            return RefreshConflict(change.path, exc.message)
         pending = [h for h in change.hunks if h.status == "pending"]
         proposed, failed = relocate_hunks(text, pending)
         if failed:
-            return RefreshConflict(rel, "the lines these hunks change were edited", failed)
+            return RefreshConflict(change.path, "the lines these hunks change were edited", failed)
         change.original, change.proposed = text, proposed
-        change.base_hash, change.from_buffer = content_hash(data), False
+        change.base_hash = content_hash(text.encode("utf-8"))
+        change.from_buffer = change.path in buffers
         change.hunks = compute_hunks(text, proposed)
         if not change.hunks and change.op == "modify":
             change.status = "accepted"
         return None
 
 
-def _mark_accepted(change: FileChange, indices: list[int]) -> None:
-    if change.op != "modify":
-        for hunk in change.hunks:
-            hunk.status = "accepted"
-        change.status = "accepted"
-        return
-    new_text = apply_hunks(change.original or "", change.hunks, indices)
-    change.hunks = shift_hunks(change.hunks, indices)
-    for hunk in change.hunks:
-        if hunk.index in indices:
-            hunk.status = "accepted"
-    change.original = new_text
-    change.base_hash = content_hash(new_text.encode("utf-8"))
-    change.from_buffer = False
-
-
-def _encode(text: str | None) -> bytes | None:
+def encode(text: str | None) -> bytes | None:
     return None if text is None else text.encode("utf-8")
-
-
-def _text_hash(text: str | None) -> str | None:
-    return None if text is None else content_hash(text.encode("utf-8"))
-
-
-def _disk_hash(path: Path) -> str | None:
-    if not os.path.lexists(path):
-        return None
-    if not path.is_file():
-        return "<not a regular file>"
-    return content_hash(path.read_bytes())

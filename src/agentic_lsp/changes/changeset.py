@@ -2,7 +2,7 @@
 
 A :class:`Changeset` holds, per file, the text as it was read (``original``, with its content hash
 ``base_hash``) and the text proposed, plus the hunks between them. Nothing here writes to the
-workspace; :mod:`agentic_lsp.changes.apply` does, and only on accept.
+workspace; :mod:`agentic_lsp.changes.change_service` does, only on accept (and rollback).
 
 Paths are workspace-relative POSIX strings that went through
 :func:`agentic_lsp.workspace.resolve_in_workspace`; anything inside a ``.git`` directory is refused
@@ -11,7 +11,6 @@ outright, and files that steer editors, agents, CI or the shell are flagged for 
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import os
 import uuid
@@ -24,10 +23,13 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from agentic_lsp.changes.diff import Hunk, compute_hunks
+from agentic_lsp.changes.flags import config_flags
 from agentic_lsp.errors import ChangesetError
 from agentic_lsp.workspace import relative_to_workspace, resolve_in_workspace
 
 __all__ = [
+    "LIVE_STATUSES",
+    "TERMINAL_STATUSES",
     "AcceptRecord",
     "Author",
     "Changeset",
@@ -50,40 +52,9 @@ FileStatus = Literal["pending", "accepted", "partially_accepted", "rejected"]
 ChangesetStatus = Literal[
     "pending", "partially_accepted", "accepted", "rejected", "rolled_back", "superseded"
 ]
+# Changesets still open for review (decisions can be taken) and ones closed for good.
+LIVE_STATUSES: frozenset[str] = frozenset({"pending", "partially_accepted"})
 TERMINAL_STATUSES: frozenset[str] = frozenset({"rolled_back", "superseded"})
-
-# (pattern, flag). A pattern ending in "/" names a directory at any depth; one containing "/"
-# matches the path's tail; others match the file name (fnmatch).
-_FLAG_RULES: tuple[tuple[str, str], ...] = (
-    *(
-        (pattern, "edits editor/agent config file")
-        for pattern in (
-            ".vscode/", ".idea/", ".zed/", ".cursor/", ".claude/", ".continue/", ".roo/",
-            ".kilocode/", ".windsurf/", ".aider*", ".mcp.json", ".cursorrules", ".clinerules",
-            ".windsurfrules", "CLAUDE.md", "AGENTS.md", ".github/copilot-instructions.md",
-            ".agentic-lsp.toml", ".agentic-lspignore",
-        )
-    ),
-    *(
-        (pattern, "edits CI pipeline")
-        for pattern in (
-            ".github/workflows/", ".github/actions/", ".gitlab-ci.yml", ".circleci/",
-            ".travis.yml", "azure-pipelines.yml", "Jenkinsfile", ".buildkite/",
-            "bitbucket-pipelines.yml",
-        )
-    ),
-    *(
-        (pattern, "edits shell environment or credentials file")
-        for pattern in (".envrc", ".env", ".env.*", ".npmrc", ".pypirc", ".netrc")
-    ),
-    *(
-        (pattern, "edits git hook or attribute config")
-        for pattern in (
-            ".pre-commit-config.yaml", ".husky/", "lefthook.yml", ".gitattributes", ".gitmodules",
-        )
-    ),
-    (".devcontainer/", "edits dev container config"),
-)  # fmt: skip
 
 
 class Author(BaseModel):
@@ -261,16 +232,6 @@ def resolve_target(root: Path, path: str) -> tuple[Path, str]:
     return absolute, rel
 
 
-def config_flags(rel_path: str) -> list[str]:
-    """Review warnings for files that configure editors, agents, CI, hooks or the shell."""
-    parts = PurePosixPath(rel_path).parts
-    flags: list[str] = []
-    for pattern, flag in _FLAG_RULES:
-        if flag not in flags and _matches(pattern, rel_path, parts):
-            flags.append(flag)
-    return flags
-
-
 def build_changeset(
     root: Path,
     edits: Iterable[ProposedEdit],
@@ -392,12 +353,3 @@ def _refuse_git(path: str) -> None:
             f"refusing to edit {path}: files inside .git are never changed by a changeset",
             "change repository settings with git yourself",
         )
-
-
-def _matches(pattern: str, rel_path: str, parts: tuple[str, ...]) -> bool:
-    if pattern.endswith("/"):
-        dirs = pattern.rstrip("/").split("/")
-        return any(list(parts[i : i + len(dirs)]) == dirs for i in range(len(parts) - len(dirs)))
-    if "/" in pattern:
-        return rel_path == pattern or rel_path.endswith("/" + pattern)
-    return bool(parts) and fnmatch.fnmatchcase(parts[-1], pattern)

@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import replace
 
-from agentic_lsp.changes.change_service import AcceptPlan
+from agentic_lsp.changes.apply import AcceptPlan
 from agentic_lsp.changes.changeset import FileChange, PathWrite
 from agentic_lsp.changes.diff import apply_hunks
 

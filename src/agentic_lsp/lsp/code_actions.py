@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from agentic_lsp.changes.change_service import LIVE_STATUSES
-from agentic_lsp.changes.changeset import Changeset, FileChange
+from agentic_lsp.changes.changeset import LIVE_STATUSES, Changeset, FileChange
 from agentic_lsp.changes.diff import split_lines
 from agentic_lsp.errors import ChangesetError
 from agentic_lsp.lsp import convert

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 import watchfiles
 from lsprotocol import types as lsp
 
-from agentic_lsp.changes.change_service import LIVE_STATUSES, AcceptOutcome, AcceptPlan
-from agentic_lsp.changes.changeset import Changeset
+from agentic_lsp.changes.apply import AcceptOutcome, AcceptPlan
+from agentic_lsp.changes.changeset import LIVE_STATUSES, Changeset
 from agentic_lsp.changes.confirm import narrow_to_applied
 from agentic_lsp.changes.diff import split_lines
 from agentic_lsp.changes.patch import changeset_diff

@@ -9,7 +9,6 @@ in memory for the life of the service; their changesets persist in the change se
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -17,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from agentic_lsp.changes.changeset import LIVE_STATUSES
 from agentic_lsp.changes.diff import apply_hunks
-from agentic_lsp.errors import AgenticError, ChangesetError
+from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.providers import check_provider, make_chat_models
 from agentic_lsp.workflows.events import RunEvent, RunReport
 from agentic_lsp.workflows.graph import mermaid
@@ -31,8 +31,6 @@ from agentic_lsp.workflows.state import PendingEdit
 if TYPE_CHECKING:
     from agentic_lsp.changes.changeset import Changeset
     from agentic_lsp.workflows.ports import RunPorts
-
-LIVE = ("pending", "partially_accepted")
 
 
 @dataclass
@@ -198,21 +196,13 @@ class WorkflowService:
         """Supersede a pending changeset and start a new run that builds on it with feedback."""
         if not feedback.strip():
             raise AgenticError("the feedback is empty", "say what to change in the proposal")
-        old = await asyncio.to_thread(self.ports.changes.get, changeset_id)
-        if old.status not in LIVE:
-            raise ChangesetError(
-                f"changeset {changeset_id} is {old.status}; only a pending one can be refined",
-                "start a new run instead",
-            )
+        # Refused unless pending or partially accepted; files and hunk statuses are kept, so
+        # the undecided (not rejected) edits carry into the new run.
+        old = await asyncio.to_thread(self.ports.changes.supersede, changeset_id)
         previous = self._runs.get(old.run_id)
         task = previous.report.task if previous else _task_of(old)
         workflow = previous.report.workflow if previous else None
         seed = _seed_from(old)
-        old.status = "superseded"
-        await asyncio.to_thread(self.ports.changes.repository.save, old)
-        for listener in list(self.ports.changes.listeners):
-            with contextlib.suppress(Exception):
-                listener("updated", old)
         request = RunRequest(
             run_id=uuid.uuid4().hex[:12],
             task=task,
@@ -234,7 +224,7 @@ def _seed_from(changeset: Changeset) -> dict[str, PendingEdit]:
     """The old proposal's undecided edits, carried into the refining run as pending edits."""
     seed: dict[str, PendingEdit] = {}
     for change in changeset.files:
-        if change.status not in LIVE or change.op == "rename":
+        if change.status not in LIVE_STATUSES or change.op == "rename":
             continue
         if change.op == "modify" and change.original is not None:
             keep = [h.index for h in change.hunks if h.status != "rejected"]
