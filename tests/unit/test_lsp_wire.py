@@ -22,6 +22,7 @@ from agentic_lsp.changes.patch import changeset_diff
 from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary
 from agentic_lsp.index.search import SearchResponse, SearchResult
 from agentic_lsp.lsp import wire
+from agentic_lsp.lsp import wire_changesets as cwire
 from agentic_lsp.lsp.commands import COMMANDS
 from agentic_lsp.lsp.notifications import event_data
 from agentic_lsp.lsp.wire_events import EVENTS, RUN_EVENTS, run_event_model
@@ -139,7 +140,7 @@ def test_changeset_results_are_camel_case(tmp_path: Path) -> None:
              ProposedEdit(".envrc", "A=1\n")]  # fmt: skip
     changeset = build_changeset(tmp_path, edits, run_id="run_1", title="T")
     assert changeset.flagged, "the .envrc edit is flagged"
-    detail = wire.ChangesetDetail.from_engine(tmp_path, changeset, ["my_mod.py"], "diff").dump()
+    detail = cwire.ChangesetDetail.from_engine(tmp_path, changeset, ["my_mod.py"], "diff").dump()
     assert not_camel(json_keys(detail)) == []
     assert detail["runId"] == "run_1" and detail["stale"] == ["my_mod.py"]
     assert detail["flagged"] == [{"path": ".envrc", "flags": changeset.flagged[".envrc"]}]
@@ -150,22 +151,22 @@ def test_changeset_results_are_camel_case(tmp_path: Path) -> None:
     assert hunk["originalStart"] == 0 and hunk["proposedText"] == "a = 1\nb = 3\n"
     assert hunk["range"] == {"start": {"line": 1, "character": 0},
                              "end": {"line": 2, "character": 0}}  # fmt: skip
-    listed = wire.ChangesetWire.from_engine(tmp_path, changeset, []).dump()
+    listed = cwire.ChangesetWire.from_engine(tmp_path, changeset, []).dump()
     assert "hunks" not in listed["files"][0] and "diff" not in listed
     assert set(detail) - set(listed) == {"diff"}
 
     record = AcceptRecord(changeset_id=changeset.id, run_id="run_1", commit_id="c0ffee",
                           writes=[PathWrite(path="my_mod.py", before="a", after="b")])  # fmt: skip
     outcome = AcceptOutcome(changeset, record, written=["my_mod.py"], commit_id="c0ffee")
-    accepted = wire.AcceptResult.from_engine(tmp_path, outcome, "disk").dump()
+    accepted = cwire.AcceptResult.from_engine(tmp_path, outcome, "disk").dump()
     assert not_camel(json_keys(accepted)) == []
     assert accepted["acceptId"] == record.id and accepted["commitId"] == "c0ffee"
     assert accepted["editorOnly"] == [] and accepted["changeset"]["id"] == changeset.id
     refreshed = RefreshResult(["my_mod.py"], [RefreshConflict("x_y.py", "moved", [1])])
-    answer = wire.RefreshResult.from_engine(refreshed, wire.ChangesetWire.from_engine(
-        tmp_path, changeset, [])).dump()  # fmt: skip
+    summary = cwire.ChangesetWire.from_engine(tmp_path, changeset, [])
+    answer = cwire.RefreshResult.from_engine(refreshed, summary).dump()
     assert answer["conflicts"] == [{"path": "x_y.py", "reason": "moved", "hunks": [1]}]
-    rolled = wire.RollbackResult.from_engine(tmp_path, record).dump()
+    rolled = cwire.RollbackResult.from_engine(tmp_path, record).dump()
     assert rolled == {"acceptId": record.id, "changesetId": changeset.id, "revertCommitId": None,
                       "files": ["my_mod.py"], "root": str(tmp_path)}  # fmt: skip
     assert changeset_diff(changeset)  # the detail's diff comes from the engine

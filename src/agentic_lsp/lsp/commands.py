@@ -3,7 +3,8 @@
 Every command takes one JSON object argument, validated here: a wrong or missing field is an
 InvalidParams error that says what is expected. ``root`` (a folder path or URI) picks the
 workspace folder in multi-root sessions; changeset commands find the folder owning the id.
-Every command answers one of the wire models of :mod:`agentic_lsp.lsp.wire` (camelCase JSON),
+Every command answers one of the wire models of :mod:`agentic_lsp.lsp.wire` or
+:mod:`agentic_lsp.lsp.wire_changesets` (camelCase JSON),
 named where it is registered.
 """
 
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentic_lsp.errors import ChangesetError
 from agentic_lsp.lsp import wire
+from agentic_lsp.lsp import wire_changesets as cwire
 from agentic_lsp.lsp.rpc import guarded, parse_args
 from agentic_lsp.lsp.wire import Wire
 from agentic_lsp.lsp.workspaces import Root
@@ -278,21 +280,21 @@ async def refine(ls: AgenticLanguageServer, args: RefineArgs) -> wire.RunStarted
 
 
 @command("agentic.listChangesets", ListChangesetsArgs, "{status?: string, root?: string}",
-         wire.ListChangesetsResult)  # fmt: skip
+         cwire.ListChangesetsResult)  # fmt: skip
 async def list_changesets(
     ls: AgenticLanguageServer, args: ListChangesetsArgs
-) -> wire.ListChangesetsResult:
+) -> cwire.ListChangesetsResult:
     roots = [ls.workspaces.choose(args.root)] if args.root else ls.workspaces.roots.values()
-    found: list[wire.ChangesetWire] = []
+    found: list[cwire.ChangesetWire] = []
     for root in roots:
         changesets = await asyncio.to_thread(root.engine.changes.list, args.status)
         found.extend(ls.review.summary(root, cs) for cs in changesets)
-    return wire.ListChangesetsResult(changesets=found)
+    return cwire.ListChangesetsResult(changesets=found)
 
 
 @command("agentic.showChangeset", ChangesetArgs, "{changesetId: string, path?: string}",
-         wire.ChangesetDetail)  # fmt: skip
-async def show_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> wire.ChangesetDetail:
+         cwire.ChangesetDetail)  # fmt: skip
+async def show_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> cwire.ChangesetDetail:
     root = _changeset_root(ls, args.changeset_id, args.root)
     return await asyncio.to_thread(ls.review.show, root, args.changeset_id, args.path)
 
@@ -300,27 +302,32 @@ async def show_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> wire
 _DECISION = "{changesetId: string, path?: string | paths?: string[], hunks?: int[] (with one path)}"
 
 
-@command("agentic.acceptChangeset", DecisionArgs, _DECISION, wire.AcceptResult)
-async def accept_changeset(ls: AgenticLanguageServer, args: DecisionArgs) -> wire.AcceptResult:
+@command("agentic.acceptChangeset", DecisionArgs, _DECISION, cwire.AcceptResult)
+async def accept_changeset(ls: AgenticLanguageServer, args: DecisionArgs) -> cwire.AcceptResult:
     root = _changeset_root(ls, args.changeset_id, args.root)
     return await ls.review.accept(root, args.changeset_id, args.selected_paths, args.hunks)
 
 
-@command("agentic.rejectChangeset", DecisionArgs, _DECISION, wire.ChangesetWire)
-async def reject_changeset(ls: AgenticLanguageServer, args: DecisionArgs) -> wire.ChangesetWire:
+@command("agentic.rejectChangeset", DecisionArgs, _DECISION, cwire.ChangesetWire)
+async def reject_changeset(ls: AgenticLanguageServer, args: DecisionArgs) -> cwire.ChangesetWire:
     root = _changeset_root(ls, args.changeset_id, args.root)
     return await ls.review.reject(root, args.changeset_id, args.selected_paths, args.hunks)
 
 
-@command("agentic.refreshChangeset", ChangesetArgs, "{changesetId: string}", wire.RefreshResult)
-async def refresh_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> wire.RefreshResult:
+@command(
+    "agentic.refreshChangeset",
+    ChangesetArgs,
+    "{changesetId: string}",
+    cwire.RefreshResult,
+)
+async def refresh_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> cwire.RefreshResult:
     root = _changeset_root(ls, args.changeset_id, args.root)
     return await ls.review.refresh(root, args.changeset_id)
 
 
 @command("agentic.rollback", RollbackArgs, "{changesetId?: string, root?: string}",
-         wire.RollbackResult)  # fmt: skip
-async def rollback(ls: AgenticLanguageServer, args: RollbackArgs) -> wire.RollbackResult:
+         cwire.RollbackResult)  # fmt: skip
+async def rollback(ls: AgenticLanguageServer, args: RollbackArgs) -> cwire.RollbackResult:
     if args.changeset_id:
         root = _changeset_root(ls, args.changeset_id, args.root)
     else:

@@ -35,7 +35,8 @@ from agentic_lsp.changes.confirm import narrow_to_applied
 from agentic_lsp.changes.diff import split_lines
 from agentic_lsp.changes.patch import changeset_diff
 from agentic_lsp.errors import ChangesetError, StaleChangeset
-from agentic_lsp.lsp import convert, wire
+from agentic_lsp.lsp import convert
+from agentic_lsp.lsp import wire_changesets as cwire
 from agentic_lsp.lsp.rpc import request_failed
 from agentic_lsp.lsp.wire_events import EmptyEvent
 
@@ -79,7 +80,7 @@ class Review:
         changeset_id: str,
         paths: Sequence[str] | None,
         hunks: Sequence[int] | None,
-    ) -> wire.AcceptResult:
+    ) -> cwire.AcceptResult:
         service = root.engine.changes
         commit = root.engine.settings.changes.commit_on_accept
         async with root.review_lock:
@@ -102,7 +103,7 @@ class Review:
             except StaleChangeset as exc:
                 raise _stale_error(exc, changeset, _stale(root, changeset, buffers)) from exc
         await self.publish(root)
-        return wire.AcceptResult.from_engine(root.path, outcome, via)
+        return cwire.AcceptResult.from_engine(root.path, outcome, via)
 
     async def _through_editor(
         self, root: Root, plan: AcceptPlan, commit: bool
@@ -161,7 +162,7 @@ class Review:
         changeset_id: str,
         paths: Sequence[str] | None,
         hunks: Sequence[int] | None,
-    ) -> wire.ChangesetWire:
+    ) -> cwire.ChangesetWire:
         async with root.review_lock:
             changeset = await asyncio.to_thread(
                 root.engine.changes.reject, changeset_id, paths, hunks
@@ -169,15 +170,15 @@ class Review:
         await self.publish(root)
         return self.summary(root, changeset)
 
-    async def refresh(self, root: Root, changeset_id: str) -> wire.RefreshResult:
+    async def refresh(self, root: Root, changeset_id: str) -> cwire.RefreshResult:
         async with root.review_lock:
             buffers = self.server.workspaces.buffers(root)
             result = await asyncio.to_thread(root.engine.changes.refresh, changeset_id, buffers)
             changeset = root.engine.changes.get(changeset_id)
         await self.publish(root)
-        return wire.RefreshResult.from_engine(result, self.summary(root, changeset))
+        return cwire.RefreshResult.from_engine(result, self.summary(root, changeset))
 
-    async def rollback(self, root: Root, changeset_id: str | None) -> wire.RollbackResult:
+    async def rollback(self, root: Root, changeset_id: str | None) -> cwire.RollbackResult:
         service = root.engine.changes
         async with root.review_lock:
             buffers = self.server.workspaces.buffers(root)
@@ -193,7 +194,7 @@ class Review:
                     await self._restore_buffers(root, undo, "agentic: undo failed rollback")
                 raise
         await self.publish(root)
-        return wire.RollbackResult.from_engine(root.path, record)
+        return cwire.RollbackResult.from_engine(root.path, record)
 
     async def _restore_buffers(
         self, root: Root, texts: dict[str, tuple[str, str]], label: str
@@ -212,12 +213,12 @@ class Review:
 
     # -- views --------------------------------------------------------------------------------
 
-    def summary(self, root: Root, changeset: Changeset) -> wire.ChangesetWire:
+    def summary(self, root: Root, changeset: Changeset) -> cwire.ChangesetWire:
         buffers = self.server.workspaces.buffers(root)
         stale = _stale(root, changeset, buffers)
-        return wire.ChangesetWire.from_engine(root.path, changeset, stale)
+        return cwire.ChangesetWire.from_engine(root.path, changeset, stale)
 
-    def show(self, root: Root, changeset_id: str, path: str | None) -> wire.ChangesetDetail:
+    def show(self, root: Root, changeset_id: str, path: str | None) -> cwire.ChangesetDetail:
         changeset = root.engine.changes.get(changeset_id)
         if path is not None:
             change = changeset.file(path)
@@ -225,7 +226,7 @@ class Review:
         buffers = self.server.workspaces.buffers(root)
         stale = _stale(root, changeset, buffers)
         diff = changeset_diff(changeset)
-        return wire.ChangesetDetail.from_engine(root.path, changeset, stale, diff)
+        return cwire.ChangesetDetail.from_engine(root.path, changeset, stale, diff)
 
     # -- diagnostics ---------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 /**
  * The agentic-lsp server's contract as the extension uses it: `workspace/executeCommand`
  * command names, their argument and result shapes, and the `agentic/event` notification
- * (the server's wire models: `src/agentic_lsp/lsp/wire.py` and `wire_events.py`; docs/lsp.md).
+ * (the server's wire models: `src/agentic_lsp/lsp/wire.py`, `wire_changesets.py`
+ * and `wire_events.py`; docs/lsp.md).
  * Every key is camelCase. Plain data only, so the logic built on it runs under node without
  * VS Code.
  */
