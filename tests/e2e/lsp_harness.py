@@ -41,6 +41,18 @@ def plain(value: Any) -> Any:
     return value
 
 
+def snake_keys(value: Any, where: str = "") -> list[str]:
+    """Object keys anywhere in JSON data that are not camelCase (the wire is camelCase)."""
+    if isinstance(value, dict):
+        found = [f"{where}.{k}" for k in value if "_" in k or "-" in k or k[:1].isupper()]
+        for key, item in value.items():
+            found.extend(snake_keys(item, f"{where}.{key}"))
+        return found
+    if isinstance(value, list):
+        return [k for i, item in enumerate(value) for k in snake_keys(item, f"{where}[{i}]")]
+    return []
+
+
 def uri(path: Path) -> str:
     made = from_fs_path(str(path))
     assert made is not None

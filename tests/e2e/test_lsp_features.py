@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from lsp_harness import Editor, isolated_env, start_editor, stop_editor, uri
+from lsp_harness import Editor, isolated_env, snake_keys, start_editor, stop_editor, uri
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcMethodNotFound
 
@@ -120,6 +120,9 @@ async def test_capabilities_cover_every_feature_and_command(session: Session) ->
     assert {r["root"] for r in status["roots"]} == {str(session.first), str(session.second)}
     [first] = [r for r in status["roots"] if r["root"] == str(session.first)]
     assert first["files"] >= 6 and first["symbols"] >= 6
+    assert isinstance(first["densePending"], int) and first["store"]
+    assert "lastSummary" in first and "progress" in first
+    assert snake_keys(status) == []
 
 
 async def test_document_symbols_are_hierarchical(session: Session) -> None:
@@ -248,8 +251,17 @@ async def test_search_and_reindex_commands_route_by_root(session: Session) -> No
     top = result["results"][0]
     assert top["uri"] == session.uri("second.py", session.second)
     assert top["range"]["start"] == {"line": 0, "character": 0}
+    assert top["startLine"] == 1 and top["endLine"] >= 1
+    assert top["range"]["end"] == {"line": top["endLine"], "character": 0}
+    assert top["symbol"] == "second_root_function" and top["signals"]
+    assert "second.py" in result["filesConsidered"]
+    assert snake_keys(result) == []
     summary = await editor.command("agentic.reindex", {"root": str(session.first)})
     assert summary["files"] >= 6 and summary["cancelled"] is False
+    assert summary["parseErrors"] == 0 and "embedReused" in summary and "timings" in summary
+    assert snake_keys(summary) == []
+    started = await editor.command("agentic.reindex", {"root": str(session.first), "wait": False})
+    assert started == {"started": True, "root": str(session.first)}
     with pytest.raises(Exception, match="not in an open workspace folder"):
         await editor.command("agentic.search", {"query": "x", "root": "/definitely/elsewhere"})
 
@@ -308,6 +320,8 @@ async def test_index_progress_and_events(session: Session) -> None:
     done = [e for e in editor.events if e["kind"] == "index_done"]
     assert {e["root"] for e in done} == {str(session.first), str(session.second)}
     assert all(e["data"]["files"] >= 1 for e in done)
+    assert all("parseErrors" in e["data"] and "embedReused" in e["data"] for e in done)
+    assert snake_keys([e["data"] for e in editor.events]) == []
 
 
 async def _until(editor: Editor, check: Callable[[], Awaitable[bool]], what: str) -> None:

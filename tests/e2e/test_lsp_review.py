@@ -23,6 +23,7 @@ from lsp_harness import (
     plain,
     propose,
     remove_folder,
+    snake_keys,
     start_editor,
     stop_editor,
     uri,
@@ -154,8 +155,13 @@ async def test_accept_through_the_editor_commits_exactly_the_accepted_files(
 ) -> None:
     changeset = _changeset(ws)
     before = ws.head().id
+    shown = await _show(editor, changeset.id)
+    assert [f["path"] for f in shown["files"]] == ["app.py", "util.py", "new.py"]
+    assert shown["files"][0]["hunks"][0]["originalStart"] >= 0 and shown["diff"]
+    assert shown["runId"] == changeset.run_id and snake_keys(shown) == []
     result = await editor.command("agentic.acceptChangeset", {"changesetId": changeset.id})
     assert result["via"] == "editor" and result["applied"] is True
+    assert result["changeset"]["id"] == changeset.id and snake_keys(result) == []
     [params] = editor.edits
     edit = params.edit
     kinds = [type(c).__name__ for c in edit.document_changes]
@@ -248,7 +254,8 @@ async def test_rollback_restores_files_buffers_and_reverts_the_commit(
     original_tree = ws.head().tree.id
     accepted = await editor.command("agentic.acceptChangeset", {"changesetId": changeset.id})
     result = await editor.command("agentic.rollback", {"changesetId": changeset.id})
-    assert result["acceptId"] == accepted["acceptId"]
+    assert result["acceptId"] == accepted["acceptId"] and result["changesetId"] == changeset.id
+    assert result["root"] == str(ws.root) and snake_keys(result) == []
     assert ws.read("app.py") == APP and ws.read("util.py") == UTIL
     assert not (ws.root / "new.py").exists()
     head = ws.head()
@@ -360,7 +367,8 @@ async def test_show_changeset_flags_config_files_and_git_is_untouchable(
     changeset = ws.propose([ProposedEdit(".vscode/settings.json", '{"x": 1}\n'),
                             ProposedEdit("util.py", UTIL_NEW)])  # fmt: skip
     shown = await _show(editor, changeset.id)
-    assert shown["flags"] == {".vscode/settings.json": ["edits editor/agent config file"]}
+    assert shown["flagged"] == [{"path": ".vscode/settings.json",
+                                 "flags": ["edits editor/agent config file"]}]  # fmt: skip
     [vscode, util] = shown["files"]
     assert vscode["flags"] == ["edits editor/agent config file"] and util["flags"] == []
     assert util["original"] == UTIL and util["proposed"] == UTIL_NEW

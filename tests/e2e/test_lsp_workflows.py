@@ -10,10 +10,12 @@ import pygit2
 import pytest
 import pytest_asyncio
 import yaml
-from lsp_harness import Editor, isolated_env, start_editor, stop_editor, uri
+from lsp_harness import Editor, isolated_env, snake_keys, start_editor, stop_editor, uri
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 from scripted_workflow import install_workflow, search_replace
+
+from agentic_lsp.lsp.wire_events import EVENTS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -96,7 +98,15 @@ async def test_run_streams_events_and_progress_then_accept(editor: Editor) -> No
         < kinds.index("changeset_ready")
     )
     ready = next(e for e in run_events(editor, run_id) if e["kind"] == "changeset_ready")
-    changeset_id = ready["data"]["changeset_id"]
+    changeset_id = ready["data"]["changesetId"]
+    assert "src/greet.py" in ready["data"]["files"]
+    assert "src/greet.py" in [s["path"] for s in ready["data"]["diffStats"]]
+    assert done["data"]["changesetId"] == changeset_id
+    assert snake_keys([e["data"] for e in run_events(editor, run_id)]) == []
+    for event in run_events(editor, run_id):  # each kind converted by its own wire model
+        model = EVENTS[event["kind"]]
+        fields = {f.alias or name for name, f in model.model_fields.items()}
+        assert set(event["data"]) == fields, event["kind"]
     [token] = [k for k, v in editor.client.progress_reports.items()
                if k not in known and v and v[0].title == "agentic: lsp_edit"]  # fmt: skip
     reports = editor.client.progress_reports[token]

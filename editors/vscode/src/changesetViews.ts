@@ -17,7 +17,7 @@ import {
   type ChangeNode,
   type ReviewSide,
 } from './logic/changesetModel';
-import { ServerCommand, type ChangesetJson, type FileChangeJson } from './logic/protocol';
+import { ServerCommand, type ChangesetJson, type FileChangeJson, type ListChangesetsResult } from './logic/protocol';
 import { formatUserError } from './logic/serverErrors';
 
 /** Changesets as the server last described them: summaries, and full ones fetched on demand. */
@@ -36,7 +36,7 @@ export class ChangesetStore implements vscode.Disposable {
       this.pending = [];
     } else {
       try {
-        const result = await this.client.command<{ changesets: ChangesetJson[] }>(ServerCommand.listChangesets, {});
+        const result = await this.client.command<ListChangesetsResult>(ServerCommand.listChangesets, {});
         this.pending = pendingChangesets(result.changesets);
         this.lastError = '';
       } catch (error) {

@@ -7,7 +7,16 @@ import type { AgenticClient } from './client';
 import type { GraphPanel } from './graphPanel';
 import type { ChangeNode } from './logic/changesetModel';
 import { describeStatus } from './logic/indexState';
-import { ServerCommand, type IndexStatus, type SearchResult, type WorkflowInfo } from './logic/protocol';
+import {
+  ServerCommand,
+  type IndexStatusResult,
+  type ListWorkflowsResult,
+  type ReindexResult,
+  type RunStarted,
+  type SearchResult,
+  type WorkflowGraphResult,
+  type WorkflowInfo,
+} from './logic/protocol';
 import { searchItems, workflowItems, type PickItem } from './logic/quickPicks';
 import { progressMessage, type RunState, type RunTracker } from './logic/runTracker';
 import { formatUserError, toUserError } from './logic/serverErrors';
@@ -69,7 +78,7 @@ export class Commands {
 
   async runWorkflow(): Promise<RunState | undefined> {
     const root = this.root();
-    const listed = await this.client.command<{ workflows: WorkflowInfo[] }>(ServerCommand.listWorkflows, { root });
+    const listed = await this.client.command<ListWorkflowsResult>(ServerCommand.listWorkflows, { root });
     const picked = await vscode.window.showQuickPick(workflowItems(listed.workflows), {
       title: 'Agentic: Run Workflow',
       placeHolder: 'Pick a workflow (Auto lets the orchestrator choose)',
@@ -89,7 +98,7 @@ export class Commands {
     if (!task) {
       return undefined;
     }
-    const started = await this.client.command<{ runId: string }>(ServerCommand.runWorkflow, {
+    const started = await this.client.command<RunStarted>(ServerCommand.runWorkflow, {
       task: task.trim(),
       workflow: picked.value ?? undefined,
       root,
@@ -184,7 +193,7 @@ export class Commands {
     if (!feedback) {
       return undefined;
     }
-    const started = await this.client.command<{ runId: string }>(ServerCommand.refine, {
+    const started = await this.client.command<RunStarted>(ServerCommand.refine, {
       changesetId: changeset.id,
       feedback: feedback.trim(),
     });
@@ -232,10 +241,13 @@ export class Commands {
   async reindex(): Promise<void> {
     const summary = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'Agentic: re-indexing', cancellable: true },
-      (_progress, token) => this.client.command<Record<string, unknown>>(ServerCommand.reindex, { root: this.root() }, token),
+      (_progress, token) => this.client.command<ReindexResult>(ServerCommand.reindex, { root: this.root() }, token),
     );
-    if (typeof summary.failed === 'string') {
+    if ('failed' in summary) {
       void vscode.window.showErrorMessage(`Re-indexing failed: ${summary.failed}`);
+      return;
+    }
+    if ('started' in summary) {
       return;
     }
     const verdict = summary.cancelled ? 'cancelled' : 'done';
@@ -246,7 +258,7 @@ export class Commands {
   }
 
   async showIndexStatus(): Promise<void> {
-    const status = await this.client.command<{ roots: IndexStatus[] }>(ServerCommand.indexStatus, {});
+    const status = await this.client.command<IndexStatusResult>(ServerCommand.indexStatus, {});
     const detail = status.roots.map((r) => describeStatus(r).join('\n')).join('\n\n');
     const choice = await vscode.window.showInformationMessage(
       'Agentic index status',
@@ -269,7 +281,7 @@ export class Commands {
     }));
     let workflows: WorkflowInfo[] = [];
     try {
-      workflows = (await this.client.command<{ workflows: WorkflowInfo[] }>(ServerCommand.listWorkflows, { root: this.root() })).workflows;
+      workflows = (await this.client.command<ListWorkflowsResult>(ServerCommand.listWorkflows, { root: this.root() })).workflows;
     } catch (error) {
       if (!runs.length) {
         throw error;
@@ -279,7 +291,7 @@ export class Commands {
       ...(runs.length ? [{ label: 'Runs', kind: vscode.QuickPickItemKind.Separator }] : []),
       ...runs,
       { label: 'Workflows', kind: vscode.QuickPickItemKind.Separator },
-      ...workflows.map<PickItem<Target>>((w) => ({ label: `$(type-hierarchy) ${w.name}`, description: w.workflow_type, value: { workflow: w.name } })),
+      ...workflows.map<PickItem<Target>>((w) => ({ label: `$(type-hierarchy) ${w.name}`, description: w.workflowType, value: { workflow: w.name } })),
     ];
     const picked = (await vscode.window.showQuickPick(items, { title: 'Agentic: Show Workflow Graph' })) as PickItem<Target> | undefined;
     if (!picked?.value) {
@@ -288,7 +300,7 @@ export class Commands {
     if (picked.value.runId) {
       await this.showRunGraph(picked.value.runId);
     } else if (picked.value.workflow) {
-      const { mermaid } = await this.client.command<{ mermaid: string }>(ServerCommand.workflowGraph, {
+      const { mermaid } = await this.client.command<WorkflowGraphResult>(ServerCommand.workflowGraph, {
         workflow: picked.value.workflow,
         root: this.root(),
       });
@@ -300,7 +312,7 @@ export class Commands {
     const state = this.tracker.get(runId);
     let mermaid = state?.mermaid ?? '';
     if (!mermaid) {
-      mermaid = (await this.client.command<{ mermaid: string }>(ServerCommand.workflowGraph, { runId })).mermaid;
+      mermaid = (await this.client.command<WorkflowGraphResult>(ServerCommand.workflowGraph, { runId })).mermaid;
     }
     this.graph.showRun(runId, mermaid);
   }

@@ -8,7 +8,7 @@ import { Commands } from './commands';
 import { GraphPanel } from './graphPanel';
 import { REVIEW_SCHEME } from './logic/changesetModel';
 import { IndexStates } from './logic/indexState';
-import { ServerCommand, type AgenticEvent, type IndexStatus } from './logic/protocol';
+import { ServerCommand, type AgenticEvent, type IndexStatusResult } from './logic/protocol';
 import { RunTracker } from './logic/runTracker';
 import { ReviewCommands } from './reviewCommands';
 import { SECTION } from './settings';
@@ -113,7 +113,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Agenti
       showStatus();
       if (state === 'running') {
         try {
-          const result = await client.command<{ roots: IndexStatus[] }>(ServerCommand.indexStatus, {});
+          const result = await client.command<IndexStatusResult>(ServerCommand.indexStatus, {});
           result.roots.forEach((root) => indexStates.fromStatus(root));
           showStatus();
         } catch (error) {

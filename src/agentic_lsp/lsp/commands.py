@@ -3,6 +3,9 @@
 Every command takes one JSON object argument, validated here: a wrong or missing field is an
 InvalidParams error that says what is expected. ``root`` (a folder path or URI) picks the
 workspace folder in multi-root sessions; changeset commands find the folder owning the id.
+Every command answers one of the wire models of :mod:`agentic_lsp.lsp.wire` or
+:mod:`agentic_lsp.lsp.wire_changesets` (camelCase JSON),
+named where it is registered.
 """
 
 from __future__ import annotations
@@ -11,14 +14,16 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentic_lsp.errors import ChangesetError
-from agentic_lsp.lsp import convert
+from agentic_lsp.lsp import wire
+from agentic_lsp.lsp import wire_changesets as cwire
 from agentic_lsp.lsp.rpc import guarded, parse_args
+from agentic_lsp.lsp.wire import Wire
 from agentic_lsp.lsp.workspaces import Root
 
 if TYPE_CHECKING:
@@ -103,26 +108,41 @@ class GraphArgs(_Args):
         return self
 
 
-Command = Callable[..., Awaitable[Any]]
-COMMANDS: dict[str, tuple[type[_Args], str, Command]] = {}
+Command = Callable[..., Awaitable[Wire]]
 
 
-def command(name: str, model: type[_Args], shape: str) -> Callable[[Command], Command]:
+@dataclass(frozen=True)
+class Registered:
+    args: type[_Args]
+    shape: str  # the argument shape, for error messages
+    results: tuple[type[Wire], ...]  # the wire models it answers
+    fn: Command
+
+
+COMMANDS: dict[str, Registered] = {}
+
+
+def command(
+    name: str, model: type[_Args], shape: str, *results: type[Wire]
+) -> Callable[[Command], Command]:
     def register(fn: Command) -> Command:
-        COMMANDS[name] = (model, shape, fn)
+        COMMANDS[name] = Registered(model, shape, results, fn)
         return fn
 
     return register
 
 
 def register(server: AgenticLanguageServer) -> None:
-    for name, (model, shape, fn) in COMMANDS.items():
+    for name, entry in COMMANDS.items():
 
-        async def run(ls: AgenticLanguageServer, *args: Any, _n=name, _m=model, _s=shape, _f=fn):
-            parsed = parse_args(_n, _m, args, _s)
-            return await _f(ls, parsed)
+        async def run(ls: AgenticLanguageServer, *args: Any, _n=name, _e=entry) -> dict[str, Any]:
+            parsed = parse_args(_n, _e.args, args, _e.shape)
+            result = await _e.fn(ls, parsed)
+            if not isinstance(result, _e.results):
+                raise TypeError(f"{_n} answered {type(result).__name__}, not one of its models")
+            return result.dump()
 
-        server.command(name)(guarded(functools.update_wrapper(run, fn)))
+        server.command(name)(guarded(functools.update_wrapper(run, entry.fn)))
 
 
 def _changeset_root(ls: AgenticLanguageServer, changeset_id: str, hint: str | None) -> Root:
@@ -141,67 +161,65 @@ def _changeset_root(ls: AgenticLanguageServer, changeset_id: str, hint: str | No
 
 
 @command("agentic.search", SearchArgs, "{query: string, limit?: 1-200, functions?: bool, "
-         "sections?: bool, root?: string}")  # fmt: skip
-async def search(ls: AgenticLanguageServer, args: SearchArgs) -> dict[str, Any]:
+         "sections?: bool, root?: string}", wire.SearchResultWire)  # fmt: skip
+async def search(ls: AgenticLanguageServer, args: SearchArgs) -> wire.SearchResultWire:
     root = ls.workspaces.choose(args.root)
     response = await root.engine.search(args.query, args.limit, args.functions, args.sections)
-    results = []
-    for hit in response.results:
-        item = asdict(hit)
-        item["uri"] = convert.path_uri(root.path / hit.path)
-        rng = convert.lines_range(hit.start_line, hit.end_line)
-        item["range"] = {"start": {"line": rng.start.line, "character": 0},
-                         "end": {"line": rng.end.line, "character": 0}}  # fmt: skip
-        results.append(item)
-    return {"query": response.query, "results": results, "notes": response.notes,
-            "filesConsidered": response.files_considered}  # fmt: skip
+    return wire.SearchResultWire.from_engine(root.path, response)
 
 
-@command("agentic.indexStatus", RootArgs, "{root?: string}")
-async def index_status(ls: AgenticLanguageServer, args: RootArgs) -> dict[str, Any]:
+@command("agentic.indexStatus", RootArgs, "{root?: string}", wire.IndexStatusResult)
+async def index_status(ls: AgenticLanguageServer, args: RootArgs) -> wire.IndexStatusResult:
     roots = [ls.workspaces.choose(args.root)] if args.root else ls.workspaces.roots.values()
     statuses = [await asyncio.to_thread(root.engine.status) for root in roots]
-    return {"roots": [asdict(status) for status in statuses]}
+    return wire.IndexStatusResult(roots=[wire.IndexStatusWire.from_engine(s) for s in statuses])
 
 
-@command("agentic.reindex", ReindexArgs, "{root?: string, wait?: bool}")
-async def reindex(ls: AgenticLanguageServer, args: ReindexArgs) -> dict[str, Any]:
+@command("agentic.reindex", ReindexArgs, "{root?: string, wait?: bool}",
+         wire.IndexSummaryWire, wire.ReindexStarted, wire.ReindexFailed)  # fmt: skip
+async def reindex(
+    ls: AgenticLanguageServer, args: ReindexArgs
+) -> wire.IndexSummaryWire | wire.ReindexStarted | wire.ReindexFailed:
     """Incremental re-index; cancelling the request stops the indexing (cooperatively)."""
     root = ls.workspaces.choose(args.root)
     task = ls.start_indexing(root)
     if not args.wait:
-        return {"started": True, "root": str(root.path)}
+        return wire.ReindexStarted(root=str(root.path))
     try:
         summary = await asyncio.shield(task)
     except asyncio.CancelledError:
         root.engine.cancel_indexing()
         raise
-    return asdict(summary) if summary is not None else {"failed": root.engine.status().message}
+    if summary is None:
+        return wire.ReindexFailed(failed=root.engine.status().message)
+    return wire.IndexSummaryWire.from_engine(summary)
 
 
 # -- workflow runs --------------------------------------------------------------------------------
 
 
-@command("agentic.listWorkflows", RootArgs, "{root?: string}")
-async def list_workflows(ls: AgenticLanguageServer, args: RootArgs) -> dict[str, Any]:
+@command("agentic.listWorkflows", RootArgs, "{root?: string}", wire.ListWorkflowsResult)
+async def list_workflows(ls: AgenticLanguageServer, args: RootArgs) -> wire.ListWorkflowsResult:
     root = ls.workspaces.choose(args.root)
     workflows = await asyncio.to_thread(root.engine.workflows.list_workflows)
-    return {"workflows": workflows}
+    return wire.ListWorkflowsResult(workflows=[wire.WorkflowInfo.from_engine(w) for w in workflows])
 
 
-@command("agentic.workflowGraph", GraphArgs, "{workflow: string} or {runId: string}")
-async def workflow_graph(ls: AgenticLanguageServer, args: GraphArgs) -> dict[str, Any]:
+@command("agentic.workflowGraph", GraphArgs, "{workflow: string} or {runId: string}",
+         wire.WorkflowGraphResult)  # fmt: skip
+async def workflow_graph(ls: AgenticLanguageServer, args: GraphArgs) -> wire.WorkflowGraphResult:
     root = ls.run_root(args.run_id) if args.run_id else ls.workspaces.choose(args.root)
     target = args.run_id or args.workflow or ""
     mermaid = await asyncio.to_thread(root.engine.workflows.graph_mermaid, target)
-    return {"mermaid": mermaid}
+    return wire.WorkflowGraphResult(mermaid=mermaid)
 
 
-@command("agentic.runWorkflow", RunArgs, "{task: string, workflow?: string, root?: string}")
-async def run_workflow(ls: AgenticLanguageServer, args: RunArgs) -> dict[str, Any]:
+@command("agentic.runWorkflow", RunArgs, "{task: string, workflow?: string, root?: string}",
+         wire.RunStarted)  # fmt: skip
+async def run_workflow(ls: AgenticLanguageServer, args: RunArgs) -> wire.RunStarted:
     """Start a run and return its id at once; its progress and result arrive as events."""
     root = ls.workspaces.choose(args.root)
-    return {"runId": await _start(ls, root, args.workflow or args.task, args)}
+    return wire.RunStarted(run_id=await _start(ls, root, args.workflow or args.task, args))
 
 
 async def _start(
@@ -240,38 +258,43 @@ async def _start(
     return run_id
 
 
-@command("agentic.cancelRun", RunIdArgs, "{runId: string}")
-async def cancel_run(ls: AgenticLanguageServer, args: RunIdArgs) -> dict[str, Any]:
+@command("agentic.cancelRun", RunIdArgs, "{runId: string}", wire.CancelRunResult)
+async def cancel_run(ls: AgenticLanguageServer, args: RunIdArgs) -> wire.CancelRunResult:
     root = ls.run_root(args.run_id)
-    return {"cancelled": bool(root.engine.workflows.cancel(args.run_id))}
+    return wire.CancelRunResult(cancelled=bool(root.engine.workflows.cancel(args.run_id)))
 
 
-@command("agentic.refine", RefineArgs, "{changesetId: string, feedback: string}")
-async def refine(ls: AgenticLanguageServer, args: RefineArgs) -> dict[str, Any]:
+@command("agentic.refine", RefineArgs, "{changesetId: string, feedback: string}",
+         wire.RunStarted)  # fmt: skip
+async def refine(ls: AgenticLanguageServer, args: RefineArgs) -> wire.RunStarted:
     """Turn down a pending changeset with feedback: it is superseded and a new iteration of
     its run starts (returns the new run id; the result arrives as events)."""
     root = _changeset_root(ls, args.changeset_id, args.root)
     changeset = await asyncio.to_thread(root.engine.changes.get, args.changeset_id)
     run_id = await _start(ls, root, f"refine: {changeset.title}", refine=args)
     ls.review.schedule_publish(root)
-    return {"runId": run_id}
+    return wire.RunStarted(run_id=run_id)
 
 
 # -- changesets -----------------------------------------------------------------------------------
 
 
-@command("agentic.listChangesets", ListChangesetsArgs, "{status?: string, root?: string}")
-async def list_changesets(ls: AgenticLanguageServer, args: ListChangesetsArgs) -> dict[str, Any]:
+@command("agentic.listChangesets", ListChangesetsArgs, "{status?: string, root?: string}",
+         cwire.ListChangesetsResult)  # fmt: skip
+async def list_changesets(
+    ls: AgenticLanguageServer, args: ListChangesetsArgs
+) -> cwire.ListChangesetsResult:
     roots = [ls.workspaces.choose(args.root)] if args.root else ls.workspaces.roots.values()
-    found: list[dict[str, Any]] = []
+    found: list[cwire.ChangesetWire] = []
     for root in roots:
         changesets = await asyncio.to_thread(root.engine.changes.list, args.status)
         found.extend(ls.review.summary(root, cs) for cs in changesets)
-    return {"changesets": found}
+    return cwire.ListChangesetsResult(changesets=found)
 
 
-@command("agentic.showChangeset", ChangesetArgs, "{changesetId: string, path?: string}")
-async def show_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> dict[str, Any]:
+@command("agentic.showChangeset", ChangesetArgs, "{changesetId: string, path?: string}",
+         cwire.ChangesetDetail)  # fmt: skip
+async def show_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> cwire.ChangesetDetail:
     root = _changeset_root(ls, args.changeset_id, args.root)
     return await asyncio.to_thread(ls.review.show, root, args.changeset_id, args.path)
 
@@ -279,29 +302,34 @@ async def show_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> dict
 _DECISION = "{changesetId: string, path?: string | paths?: string[], hunks?: int[] (with one path)}"
 
 
-@command("agentic.acceptChangeset", DecisionArgs, _DECISION)
-async def accept_changeset(ls: AgenticLanguageServer, args: DecisionArgs) -> dict[str, Any]:
+@command("agentic.acceptChangeset", DecisionArgs, _DECISION, cwire.AcceptResult)
+async def accept_changeset(ls: AgenticLanguageServer, args: DecisionArgs) -> cwire.AcceptResult:
     root = _changeset_root(ls, args.changeset_id, args.root)
     return await ls.review.accept(root, args.changeset_id, args.selected_paths, args.hunks)
 
 
-@command("agentic.rejectChangeset", DecisionArgs, _DECISION)
-async def reject_changeset(ls: AgenticLanguageServer, args: DecisionArgs) -> dict[str, Any]:
+@command("agentic.rejectChangeset", DecisionArgs, _DECISION, cwire.ChangesetWire)
+async def reject_changeset(ls: AgenticLanguageServer, args: DecisionArgs) -> cwire.ChangesetWire:
     root = _changeset_root(ls, args.changeset_id, args.root)
     return await ls.review.reject(root, args.changeset_id, args.selected_paths, args.hunks)
 
 
-@command("agentic.refreshChangeset", ChangesetArgs, "{changesetId: string}")
-async def refresh_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> dict[str, Any]:
+@command(
+    "agentic.refreshChangeset",
+    ChangesetArgs,
+    "{changesetId: string}",
+    cwire.RefreshResult,
+)
+async def refresh_changeset(ls: AgenticLanguageServer, args: ChangesetArgs) -> cwire.RefreshResult:
     root = _changeset_root(ls, args.changeset_id, args.root)
     return await ls.review.refresh(root, args.changeset_id)
 
 
-@command("agentic.rollback", RollbackArgs, "{changesetId?: string, root?: string}")
-async def rollback(ls: AgenticLanguageServer, args: RollbackArgs) -> dict[str, Any]:
+@command("agentic.rollback", RollbackArgs, "{changesetId?: string, root?: string}",
+         cwire.RollbackResult)  # fmt: skip
+async def rollback(ls: AgenticLanguageServer, args: RollbackArgs) -> cwire.RollbackResult:
     if args.changeset_id:
         root = _changeset_root(ls, args.changeset_id, args.root)
     else:
         root = ls.workspaces.choose(args.root)
-    result = await ls.review.rollback(root, args.changeset_id)
-    return {**result, "root": str(root.path)}
+    return await ls.review.rollback(root, args.changeset_id)

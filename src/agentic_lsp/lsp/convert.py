@@ -1,4 +1,5 @@
-"""Engine data → LSP shapes: URIs, 0-based positions, symbols, changesets as WorkspaceEdits.
+"""Engine data → LSP protocol shapes: URIs, 0-based positions, symbols, changesets as
+WorkspaceEdits. The JSON of command results and events is built in ``wire.py``.
 
 The index speaks 1-based inclusive lines and 0-based *character* columns; LSP speaks 0-based
 lines and UTF-16 code-unit columns (the default position encoding). Conversions live here only.
@@ -11,14 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path, to_fs_path
 
 from agentic_lsp.changes.changeset import Changeset, FileChange
 from agentic_lsp.changes.diff import Hunk, split_lines
-from agentic_lsp.changes.patch import file_diff
 from agentic_lsp.index.models import Symbol
 
 _KINDS = {
@@ -278,68 +277,3 @@ def _text_edit(
 ) -> lsp.TextDocumentEdit:
     identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
     return lsp.TextDocumentEdit(text_document=identifier, edits=edits)
-
-
-def hunk_json(lines: list[str], hunk: Hunk) -> dict[str, Any]:
-    rng, _ = hunk_range(lines, hunk)
-    return {
-        "index": hunk.index,
-        "status": hunk.status,
-        "header": hunk.header,
-        "originalStart": hunk.original_start,
-        "originalLen": hunk.original_len,
-        "proposedStart": hunk.proposed_start,
-        "proposedLen": hunk.proposed_len,
-        "originalText": hunk.original_text,
-        "proposedText": hunk.proposed_text,
-        "lines": hunk.lines,
-        "range": {
-            "start": {"line": rng.start.line, "character": rng.start.character},
-            "end": {"line": rng.end.line, "character": rng.end.character},
-        },
-    }
-
-
-def file_json(root: Path, change: FileChange, stale: bool, full: bool) -> dict[str, Any]:
-    lines = split_lines(change.original or "")
-    data: dict[str, Any] = {
-        "path": change.path,
-        "uri": path_uri(root / change.path),
-        "newPath": change.new_path,
-        "op": change.op,
-        "status": change.status,
-        "flags": list(change.flags),
-        "reason": change.reason,
-        "author": change.author.model_dump(),
-        "stale": stale,
-        "pendingHunks": change.pending_indices(),
-    }
-    if full:
-        data["original"] = change.original
-        data["proposed"] = change.proposed
-        data["diff"] = file_diff(change)
-        data["hunks"] = [hunk_json(lines, hunk) for hunk in change.hunks]
-    return data
-
-
-def changeset_json(
-    root: Path, changeset: Changeset, stale: Iterable[str], *, full: bool, diff: str = ""
-) -> dict[str, Any]:
-    stale_set = set(stale)
-    data: dict[str, Any] = {
-        "id": changeset.id,
-        "runId": changeset.run_id,
-        "title": changeset.title,
-        "summary": changeset.summary,
-        "status": changeset.status,
-        "iteration": changeset.iteration,
-        "created": changeset.created.isoformat(),
-        "notes": list(changeset.notes),
-        "flags": changeset.flagged,
-        "stale": sorted(stale_set),
-        "root": str(root),
-        "files": [file_json(root, c, c.path in stale_set, full) for c in changeset.files],
-    }
-    if full:
-        data["diff"] = diff
-    return data

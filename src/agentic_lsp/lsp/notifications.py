@@ -5,23 +5,34 @@ Indexing and workflow runs each get a server-created progress token
 supports it, marked cancellable: ``window/workDoneProgress/cancel`` stops the indexing or
 cancels the run. Independently, every state change goes out as an ``agentic/event``
 notification ``{kind, root, runId?, data, ts}`` so clients without progress UI (and tests) can
-follow along. Engine callbacks may arrive on worker threads; they are moved to the event loop.
+follow along; ``data`` is one of the wire models of :mod:`agentic_lsp.lsp.wire_events`
+(camelCase). Engine callbacks may arrive on worker threads; they are moved to the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
 from agentic_lsp.index.progress import IndexProgress, IndexSummary
+from agentic_lsp.lsp.wire import IndexSummaryWire, Wire
+from agentic_lsp.lsp.wire_events import (
+    EVENTS,
+    ChangesetReadyEvent,
+    IndexStateEvent,
+    RunFinishedEvent,
+    StageFinishedEvent,
+    StageStartedEvent,
+    camel_keys,
+    run_event_model,
+)
 
 if TYPE_CHECKING:
     from agentic_lsp.lsp.server import AgenticLanguageServer
@@ -42,19 +53,17 @@ class _Token:
     last_report: float = 0.0
 
 
-def jsonable(value: Any) -> Any:
-    """Plain JSON data of dataclasses, pydantic models, tuples and sets (for notifications)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return jsonable(dataclasses.asdict(value))
-    if hasattr(value, "model_dump"):
-        return jsonable(value.model_dump(mode="json"))
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [jsonable(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
+def event_data(kind: str, data: Wire | Mapping[str, Any]) -> dict[str, Any]:
+    """The wire ``data`` of an event: a wire model, or a dict checked against the kind's model."""
+    if isinstance(data, Wire):
+        return data.dump()
+    model = EVENTS.get(kind)
+    if model is not None:
+        try:
+            return model.model_validate(data).dump()
+        except Exception:
+            log.exception("%s event data did not fit its wire model; sent camelCased", kind)
+    return dict(camel_keys(data))
 
 
 class ProgressReporter:
@@ -71,10 +80,17 @@ class ProgressReporter:
 
     # -- notifications ------------------------------------------------------------------------
 
-    def event(self, kind: str, data: Any, *, root: str | None = None, run_id: str | None = None):
-        payload = {"kind": kind, "root": root, "runId": run_id, "data": jsonable(data)}
-        payload["ts"] = time.time()
+    def event(
+        self,
+        kind: str,
+        data: Wire | Mapping[str, Any],
+        *,
+        root: str | None = None,
+        run_id: str | None = None,
+    ) -> None:
         try:
+            payload = {"kind": kind, "root": root, "runId": run_id,
+                       "data": event_data(kind, data), "ts": time.time()}  # fmt: skip
             self.server.protocol.notify(EVENT_METHOD, payload)
         except Exception:
             log.exception("could not send %s event", kind)
@@ -196,8 +212,8 @@ class ProgressReporter:
         self._last_state[key] = (engine.state, phase)
         if not engine.is_open:  # not opened (or closed meanwhile)
             return
-        data = {"state": engine.state, "phase": phase, "files": engine.indexed_files(),
-                "symbols": engine.symbol_count(), "message": engine.message}  # fmt: skip
+        data = IndexStateEvent(state=engine.state, phase=phase, files=engine.indexed_files(),
+                               symbols=engine.symbol_count(), message=engine.message)  # fmt: skip
         self.event("index_state", data, root=key)
 
     def _on_index(
@@ -221,9 +237,9 @@ class ProgressReporter:
             if token is not None:
                 self.end(token, f"{verdict}: {payload.files} files, {payload.symbols} symbols")
             self.index_state(root, force=True)
-            self.event("index_done", payload, root=key)
-        elif kind == "updated":
-            self.event("index_updated", payload, root=key)
+            self.event("index_done", IndexSummaryWire.from_engine(payload), root=key)
+        elif kind == "updated" and isinstance(payload, IndexSummary):
+            self.event("index_updated", IndexSummaryWire.from_engine(payload), root=key)
 
     def index_failed(self, root: Root, message: str) -> None:
         token = self._index_tokens.pop(str(root.path), None)
@@ -235,16 +251,14 @@ class ProgressReporter:
 
     def run_event(self, root: Root, token: str, event: RunEvent) -> None:
         """Forward one run event: ``agentic/event`` always, ``$/progress`` for stage changes."""
-        self.event(event.kind, event.data, root=str(root.path), run_id=event.run_id)
-        data = event.data
-        if event.kind == "stage_started":
-            self.report(
-                token, f"{data.get('stage')} (attempt {data.get('attempt', 1)})", force=True
-            )
-        elif event.kind == "stage_finished":
-            verdict = "ok" if data.get("ok") else "failed"
-            self.report(token, f"{data.get('stage')}: {verdict}", force=True)
-        elif event.kind == "changeset_ready":
-            self.report(token, f"changeset {data.get('changeset_id')} ready for review", force=True)
+        model = run_event_model(event.kind, event.data)
+        data = model if model is not None else camel_keys(event.data)
+        self.event(event.kind, data, root=str(root.path), run_id=event.run_id)
+        if isinstance(model, StageStartedEvent):
+            self.report(token, f"{model.stage} (attempt {model.attempt})", force=True)
+        elif isinstance(model, StageFinishedEvent):
+            self.report(token, f"{model.stage}: {'ok' if model.ok else 'failed'}", force=True)
+        elif isinstance(model, ChangesetReadyEvent):
+            self.report(token, f"changeset {model.changeset_id} ready for review", force=True)
         elif event.kind == "run_finished":
-            self.end(token, str(data.get("status", "finished")))
+            self.end(token, model.status if isinstance(model, RunFinishedEvent) else "finished")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import watchfiles
 from lsprotocol import types as lsp
@@ -36,7 +36,9 @@ from agentic_lsp.changes.diff import split_lines
 from agentic_lsp.changes.patch import changeset_diff
 from agentic_lsp.errors import ChangesetError, StaleChangeset
 from agentic_lsp.lsp import convert
+from agentic_lsp.lsp import wire_changesets as cwire
 from agentic_lsp.lsp.rpc import request_failed
+from agentic_lsp.lsp.wire_events import EmptyEvent
 
 if TYPE_CHECKING:
     from agentic_lsp.lsp.server import AgenticLanguageServer
@@ -78,7 +80,7 @@ class Review:
         changeset_id: str,
         paths: Sequence[str] | None,
         hunks: Sequence[int] | None,
-    ) -> dict[str, Any]:
+    ) -> cwire.AcceptResult:
         service = root.engine.changes
         commit = root.engine.settings.changes.commit_on_accept
         async with root.review_lock:
@@ -92,7 +94,7 @@ class Review:
                         service.plan_accept, changeset_id, paths, hunks, buffers
                     )
                     outcome = await self._through_editor(root, plan, commit)
-                via = "editor" if outcome is not None else "disk"
+                via: Literal["editor", "disk"] = "editor" if outcome is not None else "disk"
                 if outcome is None:
                     outcome = await asyncio.to_thread(
                         service.accept_on_disk, changeset_id, paths, hunks,
@@ -101,7 +103,7 @@ class Review:
             except StaleChangeset as exc:
                 raise _stale_error(exc, changeset, _stale(root, changeset, buffers)) from exc
         await self.publish(root)
-        return _outcome_json(root, outcome, via)
+        return cwire.AcceptResult.from_engine(root.path, outcome, via)
 
     async def _through_editor(
         self, root: Root, plan: AcceptPlan, commit: bool
@@ -160,7 +162,7 @@ class Review:
         changeset_id: str,
         paths: Sequence[str] | None,
         hunks: Sequence[int] | None,
-    ) -> dict[str, Any]:
+    ) -> cwire.ChangesetWire:
         async with root.review_lock:
             changeset = await asyncio.to_thread(
                 root.engine.changes.reject, changeset_id, paths, hunks
@@ -168,21 +170,15 @@ class Review:
         await self.publish(root)
         return self.summary(root, changeset)
 
-    async def refresh(self, root: Root, changeset_id: str) -> dict[str, Any]:
+    async def refresh(self, root: Root, changeset_id: str) -> cwire.RefreshResult:
         async with root.review_lock:
             buffers = self.server.workspaces.buffers(root)
             result = await asyncio.to_thread(root.engine.changes.refresh, changeset_id, buffers)
             changeset = root.engine.changes.get(changeset_id)
         await self.publish(root)
-        return {
-            "refreshed": result.refreshed,
-            "conflicts": [
-                {"path": c.path, "reason": c.reason, "hunks": c.hunks} for c in result.conflicts
-            ],
-            "changeset": self.summary(root, changeset),
-        }
+        return cwire.RefreshResult.from_engine(result, self.summary(root, changeset))
 
-    async def rollback(self, root: Root, changeset_id: str | None) -> dict[str, Any]:
+    async def rollback(self, root: Root, changeset_id: str | None) -> cwire.RollbackResult:
         service = root.engine.changes
         async with root.review_lock:
             buffers = self.server.workspaces.buffers(root)
@@ -198,12 +194,7 @@ class Review:
                     await self._restore_buffers(root, undo, "agentic: undo failed rollback")
                 raise
         await self.publish(root)
-        return {
-            "acceptId": record.id,
-            "changesetId": record.changeset_id,
-            "revertCommitId": record.rollback_commit_id,
-            "files": [w.path for w in record.writes],
-        }
+        return cwire.RollbackResult.from_engine(root.path, record)
 
     async def _restore_buffers(
         self, root: Root, texts: dict[str, tuple[str, str]], label: str
@@ -222,12 +213,12 @@ class Review:
 
     # -- views --------------------------------------------------------------------------------
 
-    def summary(self, root: Root, changeset: Changeset) -> dict[str, Any]:
+    def summary(self, root: Root, changeset: Changeset) -> cwire.ChangesetWire:
         buffers = self.server.workspaces.buffers(root)
         stale = _stale(root, changeset, buffers)
-        return convert.changeset_json(root.path, changeset, stale, full=False)
+        return cwire.ChangesetWire.from_engine(root.path, changeset, stale)
 
-    def show(self, root: Root, changeset_id: str, path: str | None) -> dict[str, Any]:
+    def show(self, root: Root, changeset_id: str, path: str | None) -> cwire.ChangesetDetail:
         changeset = root.engine.changes.get(changeset_id)
         if path is not None:
             change = changeset.file(path)
@@ -235,7 +226,7 @@ class Review:
         buffers = self.server.workspaces.buffers(root)
         stale = _stale(root, changeset, buffers)
         diff = changeset_diff(changeset)
-        return convert.changeset_json(root.path, changeset, stale, full=True, diff=diff)
+        return cwire.ChangesetDetail.from_engine(root.path, changeset, stale, diff)
 
     # -- diagnostics ---------------------------------------------------------------------------
 
@@ -284,7 +275,7 @@ class Review:
         try:
             async for _ in watchfiles.awatch(folder, stop_event=stop, debounce=100, step=20):
                 await self.publish(root)
-                self.server.reporter.event("changesets_changed", {}, root=str(root.path))
+                self.server.reporter.event("changesets_changed", EmptyEvent(), root=str(root.path))
         except Exception:
             log.exception("changeset folder watch stopped for %s", root.path)
 
@@ -372,17 +363,3 @@ def _hint(rng: lsp.Range, message: str, code: str, data: dict[str, Any]) -> lsp.
         range=rng, message=message, severity=lsp.DiagnosticSeverity.Hint, code=code,
         source=SOURCE, data=data,
     )  # fmt: skip
-
-
-def _outcome_json(root: Root, outcome: AcceptOutcome, via: str) -> dict[str, Any]:
-    changeset = outcome.changeset
-    return {
-        "applied": True,
-        "via": via,
-        "acceptId": outcome.record.id,
-        "commitId": outcome.commit_id,
-        "written": outcome.written,
-        "editorOnly": outcome.editor_only,
-        "notes": [n for n in outcome.notes if n],
-        "changeset": convert.changeset_json(root.path, changeset, [], full=False),
-    }

@@ -65,7 +65,7 @@ function on.stage_finished(_, data, run)
 end
 
 function on.changeset_ready(_, data, run)
-  local id = data.changeset_id
+  local id = data.changesetId
   run.changeset_id, M.last_changeset = id, id
   local count = type(data.files) == 'table' and #data.files or 0
   M.notify(('agentic: changeset %s ready, %d file(s) — review with :AgenticDiff %s'):format(id, count, id))
@@ -111,7 +111,7 @@ end
 
 --- Any changeset_* event (and changesets_changed): open diff views of it follow.
 local function changed(data)
-  local id = data.changesetId or data.changeset_id
+  local id = data.changesetId
   require('agentic.diff').changed(id ~= vim.NIL and id or nil)
 end
 

@@ -248,7 +248,7 @@ local function check_index(clients)
           root.state,
           root.files or 0,
           root.symbols or 0,
-          root.dense_pending or 0,
+          root.densePending or 0,
           root.store or '?',
           message
         )

@@ -225,7 +225,7 @@ function M.status(done)
           root.state,
           root.files or 0,
           root.symbols or 0,
-          (root.dense_pending or 0) > 0 and (', %d to embed'):format(root.dense_pending) or ''
+          (root.densePending or 0) > 0 and (', %d to embed'):format(root.densePending) or ''
         )
       )
     end

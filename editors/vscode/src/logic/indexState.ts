@@ -116,21 +116,21 @@ export function describeStatus(status: IndexStatus): string[] {
   const lines = [
     `${status.root}`,
     `state: ${status.state}${status.message ? ` — ${status.message}` : ''}`,
-    `files: ${status.files}, symbols: ${status.symbols}, embeddings pending: ${status.dense_pending}`,
+    `files: ${status.files}, symbols: ${status.symbols}, embeddings pending: ${status.densePending}`,
     `store: ${status.store}`,
   ];
   if (status.progress) {
     const p = status.progress;
-    const eta = p.eta_s !== null && p.eta_s !== undefined ? `, about ${Math.ceil(p.eta_s)} s left` : '';
+    const eta = p.etaS !== null && p.etaS !== undefined ? `, about ${Math.ceil(p.etaS)} s left` : '';
     lines.push(`progress: ${p.phase} ${p.done}/${p.total}${eta}`);
   }
-  const summary = status.last_summary;
+  const summary = status.lastSummary;
   if (summary) {
-    const timings = summary.timings as Record<string, number> | undefined;
+    const timings = summary.timings;
     const total = timings ? Object.values(timings).reduce((a, b) => a + b, 0) : undefined;
     lines.push(
-      `last index: ${summary.parsed ?? 0} parsed, ${summary.unchanged ?? 0} unchanged, ` +
-        `${summary.removed ?? 0} removed${total !== undefined ? `, ${total.toFixed(1)} s` : ''}`,
+      `last index: ${summary.parsed} parsed, ${summary.unchanged} unchanged, ` +
+        `${summary.removed} removed${total !== undefined ? `, ${total.toFixed(1)} s` : ''}`,
     );
   }
   return lines;

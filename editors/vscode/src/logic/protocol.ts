@@ -1,8 +1,10 @@
 /**
  * The agentic-lsp server's contract as the extension uses it: `workspace/executeCommand`
  * command names, their argument and result shapes, and the `agentic/event` notification
- * (see `src/agentic_lsp/lsp/commands.py`, `convert.py` and `progress.py` of the server).
- * Plain data only, so the logic built on it runs under node without VS Code.
+ * (the server's wire models: `src/agentic_lsp/lsp/wire.py`, `wire_changesets.py`
+ * and `wire_events.py`; docs/lsp.md).
+ * Every key is camelCase. Plain data only, so the logic built on it runs under node without
+ * VS Code.
  */
 
 export const EVENT_METHOD = 'agentic/event';
@@ -50,13 +52,14 @@ export interface SearchHit {
   path: string;
   uri: string;
   range: Range;
-  start_line: number;
-  end_line: number;
+  startLine: number;
+  endLine: number;
   score: number;
   kind: string;
   symbol: string | null;
   signature: string;
   language: string | null;
+  /** Signal name (camelCase, e.g. `dense`, `lexicalAll`) → 1-based rank. */
   signals: Record<string, number>;
 }
 
@@ -65,28 +68,58 @@ export interface SearchResult {
   results: SearchHit[];
   notes: string[];
   filesConsidered: string[];
+  functionsEmbedded: number;
 }
 
 export interface IndexProgress {
   phase: string;
   done: number;
   total: number;
+  percent: number;
   rate: number;
-  eta_s: number | null;
+  etaS: number | null;
   message: string;
+}
+
+/** One index sync: `agentic.reindex` (wait) and the `index_done` / `index_updated` events. */
+export interface IndexSummary {
+  files: number;
+  symbols: number;
+  sections: number;
+  parsed: number;
+  unchanged: number;
+  rechecked: number;
+  removed: number;
+  embedded: number;
+  embedReused: number;
+  redactions: number;
+  parseErrors: number;
+  /** Files left out, by reason (e.g. `too-large`, `secret`). */
+  skipped: { reason: string; files: number }[];
+  /** Phase (camelCase, e.g. `parse`, `modelLoad`) → seconds. */
+  timings: Record<string, number>;
+  cancelled: boolean;
+  notes: string[];
 }
 
 export interface IndexStatus {
   state: string;
   files: number;
   symbols: number;
-  dense_pending: number;
+  densePending: number;
   store: string;
   root: string;
   message: string;
   progress: IndexProgress | null;
-  last_summary: Record<string, unknown> | null;
+  lastSummary: IndexSummary | null;
 }
+
+export interface IndexStatusResult {
+  roots: IndexStatus[];
+}
+
+/** `agentic.reindex`: the summary (wait), `{started, root}` (no wait) or `{failed}`. */
+export type ReindexResult = IndexSummary | { started: true; root: string } | { failed: string };
 
 export interface WorkflowStage {
   id: string;
@@ -98,8 +131,25 @@ export interface WorkflowStage {
 export interface WorkflowInfo {
   name: string;
   description: string;
-  workflow_type: string;
+  workflowType: string;
   stages: WorkflowStage[];
+}
+
+export interface ListWorkflowsResult {
+  workflows: WorkflowInfo[];
+}
+
+export interface WorkflowGraphResult {
+  mermaid: string;
+}
+
+/** `agentic.runWorkflow` and `agentic.refine`. */
+export interface RunStarted {
+  runId: string;
+}
+
+export interface CancelRunResult {
+  cancelled: boolean;
 }
 
 export interface HunkJson {
@@ -124,7 +174,7 @@ export interface FileChangeJson {
   status: string;
   flags: string[];
   reason: string;
-  author: { agent?: string | null; stage?: string | null };
+  author: { stage: string; agent: string; iteration: number };
   stale: boolean;
   pendingHunks: number[];
   original?: string | null;
@@ -142,8 +192,8 @@ export interface ChangesetJson {
   iteration: number;
   created: string;
   notes: string[];
-  /** Flagged files: path → flags (e.g. a secret-looking value). */
-  flags: Record<string, string[]>;
+  /** Files with flags (e.g. a secret-looking value). */
+  flagged: { path: string; flags: string[] }[];
   stale: string[];
   root: string;
   files: FileChangeJson[];
@@ -161,8 +211,13 @@ export interface AcceptResult {
   changeset: ChangesetJson;
 }
 
+export interface ListChangesetsResult {
+  changesets: ChangesetJson[];
+}
+
 export interface RefreshResult {
-  refreshed: boolean;
+  /** Files rebuilt on the current text. */
+  refreshed: string[];
   conflicts: { path: string; reason: string; hunks: number[] }[];
   changeset: ChangesetJson;
 }
@@ -172,6 +227,64 @@ export interface RollbackResult {
   changesetId: string;
   revertCommitId: string | null;
   files: string[];
+  root: string;
+}
+
+/** `data` of the `agentic/event` kinds the extension reads (see docs/lsp.md for all). */
+export interface IndexStateEventData {
+  state: string;
+  phase: string;
+  files: number;
+  symbols: number;
+  message: string;
+}
+
+export interface ChangesetChangedEventData {
+  changesetId: string;
+  status: string;
+}
+
+export interface StageStartedEventData {
+  stage: string;
+  name: string;
+  attempt: number;
+  iteration: number;
+  maxAttempts: number;
+}
+
+export interface StageFinishedEventData {
+  stage: string;
+  attempt: number;
+  ok: boolean;
+  summary: string;
+  agents: { name: string; ok: boolean; summary: string }[];
+  edited: string[];
+}
+
+export interface RoutingEventData {
+  /** The stage the route leaves. */
+  stage: string;
+  to: string;
+  reason: string;
+  detail: string;
+}
+
+export interface ChangesetReadyEventData {
+  changesetId: string;
+  files: string[];
+  diffStats: { path: string; added: number; removed: number }[];
+  flagged: { path: string; flags: string[] }[];
+  authors: { path: string; stage: string; agent: string; iteration: number }[];
+}
+
+export interface RunFinishedEventData {
+  status: string;
+  changesetId: string | null;
+  error: string;
+  provider: string;
+  scripted: boolean;
+  summary: string;
+  answer: string;
 }
 
 /** Arguments of accept/reject: a whole changeset, some files, or hunks of one file. */

@@ -45,7 +45,7 @@ export function searchItems(hits: SearchHit[]): PickItem<SearchHit>[] {
   return hits.map((hit) => {
     const icon = KIND_ICONS[hit.kind] ?? 'symbol-misc';
     const name = hit.symbol ?? hit.path.split('/').pop() ?? hit.path;
-    const lines = hit.start_line === hit.end_line ? `${hit.start_line}` : `${hit.start_line}-${hit.end_line}`;
+    const lines = hit.startLine === hit.endLine ? `${hit.startLine}` : `${hit.startLine}-${hit.endLine}`;
     return {
       label: `$(${icon}) ${name}`,
       description: `${hit.path}:${lines}`,

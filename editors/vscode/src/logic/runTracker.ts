@@ -97,12 +97,12 @@ export function applyEvent(state: RunState, event: AgenticEvent): void {
       }
       break;
     case 'changeset_ready':
-      state.changesetId = str(d.changeset_id) || state.changesetId;
+      state.changesetId = str(d.changesetId) || state.changesetId;
       break;
     case 'run_finished':
       state.status = (str(d.status) as RunStatus) || 'failed';
       state.currentStage = null;
-      state.changesetId = d.changeset_id ? str(d.changeset_id) : state.changesetId;
+      state.changesetId = d.changesetId ? str(d.changesetId) : state.changesetId;
       state.error = str(d.error);
       state.answer = str(d.answer) || state.answer;
       break;
@@ -120,15 +120,15 @@ export function progressMessage(event: AgenticEvent): string {
     case 'orchestrator_decision':
       return `workflow ${str(d.workflow)}`;
     case 'stage_started': {
-      const of = d.max_attempts ? ` of ${str(d.max_attempts)}` : '';
+      const of = d.maxAttempts ? ` of ${str(d.maxAttempts)}` : '';
       return `${str(d.stage)} (attempt ${str(d.attempt ?? 1)}${of})`;
     }
     case 'stage_finished':
       return `${str(d.stage)}: ${d.ok ? 'ok' : 'failed'}`;
     case 'routing':
-      return `${str(d.from)} → ${str(d.to)} (${str(d.reason)})`;
+      return `${str(d.stage)} → ${str(d.to)} (${str(d.reason)})`;
     case 'changeset_ready':
-      return `changeset ${str(d.changeset_id)} ready for review`;
+      return `changeset ${str(d.changesetId)} ready for review`;
     case 'run_finished':
       return `run ${str(d.status)}${d.error ? `: ${str(d.error)}` : ''}`;
     default:

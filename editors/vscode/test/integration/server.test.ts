@@ -21,10 +21,12 @@ import {
   ServerCommand,
   type AcceptResult,
   type ChangesetJson,
-  type IndexStatus,
+  type IndexStatusResult,
+  type ListWorkflowsResult,
   type RollbackResult,
+  type RunStarted,
   type SearchResult,
-  type WorkflowInfo,
+  type WorkflowGraphResult,
 } from '../../src/logic/protocol';
 import { workflowItems } from '../../src/logic/quickPicks';
 import { RunTracker } from '../../src/logic/runTracker';
@@ -88,29 +90,31 @@ test('the server offers every command the extension sends', { skip }, () => {
 test('index state reaches the status bar; index status describes the folder', { skip }, async () => {
   await editor.waitEvent('index_done');
   await editor.waitFor('a ready index state', () => indexStates.list().find((r) => r.state === 'ready' || r.state === 'embedding'));
-  const status = await editor.command<{ roots: IndexStatus[] }>(ServerCommand.indexStatus, {});
+  const status = await editor.command<IndexStatusResult>(ServerCommand.indexStatus, {});
   assert.equal(status.roots.length, 1);
   assert.equal(status.roots[0].root, root);
   assert.ok(status.roots[0].files >= 3, `files: ${status.roots[0].files}`);
+  assert.equal(typeof status.roots[0].densePending, 'number');
+  assert.ok(status.roots[0].lastSummary && status.roots[0].lastSummary.files >= 3, 'the last sync summary');
   indexStates.fromStatus(status.roots[0]);
   assert.match(indexStates.view().text, /agentic: /);
   assert.ok(fs.existsSync(path.join(base, 'cache')), 'the index lives in AGENTIC_LSP_CACHE_DIR');
 });
 
 test('workflows for the quick pick, and the graph drawn from the server mermaid', { skip }, async () => {
-  const listed = await editor.command<{ workflows: WorkflowInfo[] }>(ServerCommand.listWorkflows, {});
+  const listed = await editor.command<ListWorkflowsResult>(ServerCommand.listWorkflows, {});
   const items = workflowItems(listed.workflows);
   assert.equal(items[0].value, null);
   assert.ok(items.some((i) => i.value === 'vscode_edit'));
   assert.ok(items.some((i) => i.value === 'bug_fix'), 'shipped workflows are listed too');
-  const { mermaid } = await editor.command<{ mermaid: string }>(ServerCommand.workflowGraph, { workflow: 'bug_fix' });
+  const { mermaid } = await editor.command<WorkflowGraphResult>(ServerCommand.workflowGraph, { workflow: 'bug_fix' });
   const graph = parseMermaid(mermaid);
   assert.ok(graph.nodes.some((n) => n.id === 'fix'));
   assert.match(renderSvg(graph, { current: 'fix' }), /class="node current" data-node="fix"/);
 });
 
 test('a run: progress events, its plan graph, a changeset in the review tree', { skip }, async () => {
-  const { runId } = await editor.command<{ runId: string }>(ServerCommand.runWorkflow, {
+  const { runId } = await editor.command<RunStarted>(ServerCommand.runWorkflow, {
     task: 'Make the greeting friendlier',
     workflow: 'vscode_edit',
   });
@@ -130,7 +134,7 @@ test('a run: progress events, its plan graph, a changeset in the review tree', {
   const plan = parseMermaid(final.mermaid ?? '');
   assert.ok(plan.nodes.some((n) => n.id === 'code'), final.mermaid ?? 'no plan event');
   assert.match(renderSvg(plan, marksFromStages(null, final.finished)), /class="node ok" data-node="code"/);
-  const { mermaid } = await editor.command<{ mermaid: string }>(ServerCommand.workflowGraph, { runId });
+  const { mermaid } = await editor.command<WorkflowGraphResult>(ServerCommand.workflowGraph, { runId });
   assert.equal(mermaid, final.mermaid);
   // the server's own work-done progress for the run: begin … end
   await editor.waitFor('progress end', () => editor.progress.some((p) => p.value.kind === 'end'));
@@ -191,10 +195,10 @@ test('the lightbulb accepts a hunk through a confirmed workspace edit, then it i
 });
 
 test('refine with feedback supersedes the proposal; reject ends the new one', { skip }, async () => {
-  const started = await editor.command<{ runId: string }>(ServerCommand.runWorkflow, { task: 'Document greet', workflow: 'vscode_edit' });
+  const started = await editor.command<RunStarted>(ServerCommand.runWorkflow, { task: 'Document greet', workflow: 'vscode_edit' });
   const first = await tracker.finished(started.runId);
   assert.equal(first.status, 'succeeded', first.error);
-  const refined = await editor.command<{ runId: string }>(ServerCommand.refine, {
+  const refined = await editor.command<RunStarted>(ServerCommand.refine, {
     changesetId: first.changesetId,
     feedback: 'Also welcome the person',
   });
@@ -224,7 +228,7 @@ test('rollback restores the open buffer and the file, with a revert commit', { s
 });
 
 test('cancelling a run stops it and proposes nothing', { skip }, async () => {
-  const { runId } = await editor.command<{ runId: string }>(ServerCommand.runWorkflow, { task: 'Slow task', workflow: 'vscode_edit' });
+  const { runId } = await editor.command<RunStarted>(ServerCommand.runWorkflow, { task: 'Slow task', workflow: 'vscode_edit' });
   await editor.waitFor('the code stage to start', () => tracker.get(runId)?.currentStage === 'code');
   const cancelled = await editor.command<{ cancelled: boolean }>(ServerCommand.cancelRun, { runId });
   assert.equal(cancelled.cancelled, true);
@@ -239,11 +243,15 @@ test('semantic search finds the function for the quick pick', { skip }, async ()
   const hit = result.results.find((r) => r.path === 'src/calc.py');
   assert.ok(hit, result.results.map((r) => r.path).join(', '));
   assert.equal(hit.uri, fileUri(path.join(root, 'src', 'calc.py')));
+  assert.ok(hit.startLine >= 1 && hit.endLine >= hit.startLine, `lines ${hit.startLine}-${hit.endLine}`);
+  assert.equal(hit.range.start.line, hit.startLine - 1);
+  assert.ok(Object.keys(hit.signals).length > 0, 'the signals that found it');
+  assert.ok(Array.isArray(result.filesConsidered));
 });
 
 test('an accept against a buffer that moved on is refused as stale, with the hint', { skip }, async () => {
   const greet = path.join(root, 'src', 'greet.py');
-  const started = await editor.command<{ runId: string }>(ServerCommand.runWorkflow, { task: 'Document greet', workflow: 'vscode_edit' });
+  const started = await editor.command<RunStarted>(ServerCommand.runWorkflow, { task: 'Document greet', workflow: 'vscode_edit' });
   const run = await tracker.finished(started.runId);
   assert.equal(run.status, 'succeeded', run.error);
   editor.type(greet, editor.buffer(greet)!.replace('def greet(name):', 'def greet(name):  # mine'));

@@ -34,9 +34,13 @@ test('a stopped or failed server shows instead of stale index state', () => {
 
 test('describeStatus lists state, counts, progress and the last summary', () => {
   const status: IndexStatus = {
-    state: 'embedding', files: 40, symbols: 200, dense_pending: 12, store: 'edge', root: '/ws', message: '',
-    progress: { phase: 'embed', done: 28, total: 40, rate: 10, eta_s: 1.2, message: '' },
-    last_summary: { parsed: 40, unchanged: 0, removed: 1, timings: { parse: 0.5, embed: 2.0 } },
+    state: 'embedding', files: 40, symbols: 200, densePending: 12, store: 'edge', root: '/ws', message: '',
+    progress: { phase: 'embed', done: 28, total: 40, percent: 70, rate: 10, etaS: 1.2, message: '' },
+    lastSummary: {
+      files: 40, symbols: 200, sections: 0, parsed: 40, unchanged: 0, rechecked: 0, removed: 1, embedded: 28,
+      embedReused: 0, redactions: 0, parseErrors: 0, skipped: [], timings: { parse: 0.5, embed: 2.0 },
+      cancelled: false, notes: [],
+    },
   };
   const lines = describeStatus(status);
   assert.deepEqual(lines, [

@@ -6,8 +6,8 @@ import { formatUserError, toUserError } from '../../src/logic/serverErrors';
 
 test('workflows: Auto first (no workflow), then by name with their stages', () => {
   const items = workflowItems([
-    { name: 'refactor', description: '\nRestructure code.\nMore.', workflow_type: 'refactor', stages: [{ id: 'plan', name: 'Plan', type: 'analysis', required: true }] },
-    { name: 'bug_fix', description: 'Fix a bug.', workflow_type: 'bug_fix', stages: [
+    { name: 'refactor', description: '\nRestructure code.\nMore.', workflowType: 'refactor', stages: [{ id: 'plan', name: 'Plan', type: 'analysis', required: true }] },
+    { name: 'bug_fix', description: 'Fix a bug.', workflowType: 'bug_fix', stages: [
       { id: 'reproduce', name: 'R', type: 'tests', required: false },
       { id: 'fix', name: 'F', type: 'code', required: true },
     ] },
@@ -21,11 +21,11 @@ test('workflows: Auto first (no workflow), then by name with their stages', () =
 test('search results show the symbol, where it is and its signature', () => {
   const hit: SearchHit = {
     path: 'shop/cart.py', uri: 'file:///ws/shop/cart.py', range: { start: { line: 9, character: 0 }, end: { line: 14, character: 0 } },
-    start_line: 10, end_line: 14, score: 0.0312, kind: 'function', symbol: 'shop.cart.total', signature: 'def total(items):', language: 'python', signals: { dense: 1 },
+    startLine: 10, endLine: 14, score: 0.0312, kind: 'function', symbol: 'shop.cart.total', signature: 'def total(items):', language: 'python', signals: { dense: 1 },
   };
-  const [item] = searchItems([hit, { ...hit, kind: 'file', symbol: null, signature: '', start_line: 1, end_line: 1 }]);
+  const [item] = searchItems([hit, { ...hit, kind: 'file', symbol: null, signature: '', startLine: 1, endLine: 1 }]);
   assert.deepEqual([item.label, item.description, item.detail], ['$(symbol-function) shop.cart.total', 'shop/cart.py:10-14', 'def total(items):']);
-  const file = searchItems([{ ...hit, kind: 'file', symbol: null, signature: '', start_line: 1, end_line: 1 }])[0];
+  const file = searchItems([{ ...hit, kind: 'file', symbol: null, signature: '', startLine: 1, endLine: 1 }])[0];
   assert.deepEqual([file.label, file.description, file.detail], ['$(file) cart.py', 'shop/cart.py:1', 'file, score 0.031']);
 });
 

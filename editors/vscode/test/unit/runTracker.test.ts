@@ -13,15 +13,15 @@ const RUN = [
   ev('run_started', { task: 'Fix it', provider: 'scripted (test double, not a real model)', scripted: true }),
   ev('orchestrator_decision', { workflow: 'bug_fix', reasoning: 'a bug' }),
   ev('plan', { stages: [], mermaid: 'graph TD;\n a --> b;' }),
-  ev('stage_started', { stage: 'reproduce', attempt: 1, max_attempts: 2 }),
+  ev('stage_started', { stage: 'reproduce', attempt: 1, maxAttempts: 2 }),
   ev('stage_finished', { stage: 'reproduce', attempt: 1, ok: false, summary: 'no failing test' }),
-  ev('routing', { from: 'reproduce', to: 'fix', reason: 'failure' }),
-  ev('stage_started', { stage: 'fix', attempt: 1, max_attempts: 2 }),
+  ev('routing', { stage: 'reproduce', to: 'fix', reason: 'failure' }),
+  ev('stage_started', { stage: 'fix', attempt: 1, maxAttempts: 2 }),
 ];
 const END = [
   ev('stage_finished', { stage: 'fix', attempt: 1, ok: true, summary: 'edited' }),
-  ev('changeset_ready', { changeset_id: 'cs1', files: ['a.py'] }),
-  ev('run_finished', { status: 'succeeded', changeset_id: 'cs1', error: '' }),
+  ev('changeset_ready', { changesetId: 'cs1', files: ['a.py'] }),
+  ev('run_finished', { status: 'succeeded', changesetId: 'cs1', error: '' }),
 ];
 
 test('events that arrive before anyone watches the run are replayed, in order', async () => {
@@ -79,10 +79,10 @@ test('started() records the task even when the events came first', () => {
 });
 
 test('progress messages read like the CLI', () => {
-  assert.equal(progressMessage(ev('stage_started', { stage: 'test', attempt: 2, max_attempts: 3 })), 'test (attempt 2 of 3)');
+  assert.equal(progressMessage(ev('stage_started', { stage: 'test', attempt: 2, maxAttempts: 3 })), 'test (attempt 2 of 3)');
   assert.equal(progressMessage(ev('stage_finished', { stage: 'test', ok: false })), 'test: failed');
-  assert.equal(progressMessage(ev('routing', { from: 'test', to: 'implement', reason: 'failure' })), 'test → implement (failure)');
-  assert.equal(progressMessage(ev('changeset_ready', { changeset_id: 'c1' })), 'changeset c1 ready for review');
+  assert.equal(progressMessage(ev('routing', { stage: 'test', to: 'implement', reason: 'failure' })), 'test → implement (failure)');
+  assert.equal(progressMessage(ev('changeset_ready', { changesetId: 'c1' })), 'changeset c1 ready for review');
   assert.equal(progressMessage(ev('run_finished', { status: 'failed', error: 'boom' })), 'run failed: boom');
   assert.equal(progressMessage(ev('retrieval', {})), '');
 });
