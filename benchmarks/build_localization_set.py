@@ -43,7 +43,7 @@ from pathlib import Path
 import pygit2
 
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.index.parsing import parse_file
+from agentic_lsp.index.parsing.parser import parse_file
 
 FIX_WORDS = re.compile(r"\b(fix(es|ed|ing)?|bugs?|bugfix|issues?)\b|#\d+|\bgh-\d+", re.I)
 EXCLUDED_SUBJECT = re.compile(

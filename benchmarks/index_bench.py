@@ -31,7 +31,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.index.build import build_file
-from agentic_lsp.index.discovery import discover
+from agentic_lsp.index.discovery.walk import discover
 from agentic_lsp.logs import configure_logging
 
 DATA = Path(__file__).parent / "data"

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from agentic_lsp.index.lexical import encode_query, encode_sparse
-from agentic_lsp.index.store import Point, VectorStore, Where
-from agentic_lsp.index.store_open import open_store
+from agentic_lsp.index.storage.opening import open_store
+from agentic_lsp.index.storage.vector_store import Point, VectorStore, Where
 
 LANGUAGES = ("python", "typescript", "go", "rust")
 

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.errors import Cancelled
-from agentic_lsp.index.embedder import model_dimension
+from agentic_lsp.index.embedding.model import model_dimension
 from agentic_lsp.index.indexer import Indexer
 from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary, ProgressFn
-from agentic_lsp.index.search import Searcher, SearchResponse
-from agentic_lsp.index.store_open import OpenedStore, open_store
+from agentic_lsp.index.retrieval.search import Searcher, SearchResponse
+from agentic_lsp.index.storage.opening import OpenedStore, open_store
 from agentic_lsp.index.sync import Watcher
 from agentic_lsp.navigation import Navigation, ReadableFiles
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir

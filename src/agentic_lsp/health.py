@@ -12,10 +12,10 @@ from pathlib import Path
 
 from agentic_lsp.config import Settings
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.index.embedder import EmbedderUnavailable, load_embedder, model_dimension
-from agentic_lsp.index.languages import CODE_LANGUAGES
-from agentic_lsp.index.store import COLLECTIONS
-from agentic_lsp.index.store_open import meta_problem, open_store
+from agentic_lsp.index.embedding.model import EmbedderUnavailable, load_embedder, model_dimension
+from agentic_lsp.index.parsing.languages import CODE_LANGUAGES
+from agentic_lsp.index.storage.opening import meta_problem, open_store
+from agentic_lsp.index.storage.vector_store import COLLECTIONS
 from agentic_lsp.workspace import workspace_cache_dir
 
 GRAMMARS = (*sorted(CODE_LANGUAGES), "markdown")

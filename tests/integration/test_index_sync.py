@@ -13,7 +13,7 @@ import pytest
 
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
-from agentic_lsp.index.store import Where
+from agentic_lsp.index.storage.vector_store import Where
 
 FILES = {
     "src/billing/invoice.py": '''"""Invoices and their totals."""

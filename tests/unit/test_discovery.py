@@ -14,14 +14,14 @@ import pygit2
 import pytest
 
 from agentic_lsp.config import IndexSettings
-from agentic_lsp.index.discovery import (
+from agentic_lsp.index.discovery.secrets import REDACTED
+from agentic_lsp.index.discovery.walk import (
     IgnoreRules,
     classify_path,
     discover,
     read_indexable_text,
 )
 from agentic_lsp.index.models import DiscoveredFile, DiscoveryResult, SkipReason
-from agentic_lsp.index.secrets import REDACTED
 
 R = SkipReason
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentic_lsp.index.doc_sections import MAX_SECTION_CHARS, split_doc_sections
+from agentic_lsp.index.parsing.doc_sections import MAX_SECTION_CHARS, split_doc_sections
 
 MARKDOWN = """\
 ---

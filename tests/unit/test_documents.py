@@ -16,7 +16,7 @@ from agentic_lsp.index.documents import (
     symbol_ids,
 )
 from agentic_lsp.index.models import ParsedFile
-from agentic_lsp.index.parsing import parse_file
+from agentic_lsp.index.parsing.parser import parse_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "langs"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from tree_sitter_language_pack import get_language, get_parser
 
-from agentic_lsp.index import languages
-from agentic_lsp.index.languages import (
+from agentic_lsp.index.parsing import languages
+from agentic_lsp.index.parsing.languages import (
     CODE_LANGUAGES,
     DOC_LANGUAGES,
     language_for_path,

@@ -14,7 +14,7 @@ from types import ModuleType
 import pygit2
 import pytest
 
-from agentic_lsp.index.search import SearchResult
+from agentic_lsp.index.retrieval.search import SearchResult
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 

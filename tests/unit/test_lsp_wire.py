@@ -20,7 +20,7 @@ from agentic_lsp.changes.changeset import (
 )
 from agentic_lsp.changes.patch import changeset_diff
 from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary
-from agentic_lsp.index.search import SearchResponse, SearchResult
+from agentic_lsp.index.retrieval.search import SearchResponse, SearchResult
 from agentic_lsp.lsp import wire
 from agentic_lsp.lsp import wire_changesets as cwire
 from agentic_lsp.lsp.commands import COMMANDS

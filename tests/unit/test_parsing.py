@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentic_lsp.index.models import ParsedFile
-from agentic_lsp.index.parsing import SYMBOL_LANGUAGES, node_at, parse_file, syntax_errors
+from agentic_lsp.index.parsing.parser import SYMBOL_LANGUAGES, node_at, parse_file, syntax_errors
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "langs"
 FILES = {

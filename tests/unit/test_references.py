@@ -6,13 +6,13 @@ import os
 from pathlib import Path
 
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.index.references import (
+from agentic_lsp.index.retrieval.references import (
     WordCache,
     find_references,
     identifier_at,
     rank_paths,
 )
-from agentic_lsp.index.symbols import SymbolTable
+from agentic_lsp.index.retrieval.symbols import SymbolTable
 
 
 def _symbol(name: str, line: int, col: int) -> Symbol:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from agentic_lsp.index.entropy import looks_random, shannon_entropy
-from agentic_lsp.index.secrets import REDACTED, is_secret_path, redact_secrets
+from agentic_lsp.index.discovery.entropy import looks_random, shannon_entropy
+from agentic_lsp.index.discovery.secrets import REDACTED, is_secret_path, redact_secrets
 
 ALNUM = string.ascii_letters + string.digits
 
@@ -116,7 +116,7 @@ def test_secret_files_are_recognised(path: str) -> None:
         "docs/keys.md",
         "src/keyboard.ts",
         "secrets.py",
-        "src/agentic_lsp/index/secrets.py",
+        "src/agentic_lsp/index/discovery/secrets.py",
         "config.json",
         "docker-compose.yml",
         "package.json",
@@ -307,8 +307,8 @@ def test_real_library_code_is_left_alone(module: str) -> None:
 
 
 def test_this_projects_own_discovery_code_is_left_alone() -> None:
-    import agentic_lsp.index.discovery as discovery
-    import agentic_lsp.index.exclusions as exclusions
+    import agentic_lsp.index.discovery.exclusions as exclusions
+    import agentic_lsp.index.discovery.walk as discovery
 
     for module in (discovery, exclusions):
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
@@ -327,7 +327,7 @@ def test_this_projects_own_discovery_code_is_left_alone() -> None:
         'OW9cBOyW1q0QOYKPFdGfYAHHhQ=="',
         "See https://github.com/python/cpython/blob/main/Lib/pathlib.py for details.",
         'url = "https://example.com/api/v1/users?page=2"',
-        'path = "/usr/local/lib/python3.11/site-packages/agentic_lsp/index/discovery.py"',
+        'path = "/usr/local/lib/python3.11/site-packages/agentic_lsp/index/discovery/walk.py"',
         "token = tokenizer.next_token()",
         "tokens = tokenize(source)",
         'token_type = "bearer"',

@@ -16,7 +16,9 @@ from qdrant_client import QdrantClient
 
 from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
 from agentic_lsp.index.lexical import encode_query, encode_sparse
-from agentic_lsp.index.store import (
+from agentic_lsp.index.storage.opening import open_store
+from agentic_lsp.index.storage.qdrant import collection_names, open_server_store
+from agentic_lsp.index.storage.vector_store import (
     META_FILE,
     SCHEMA_VERSION,
     OpenedStore,
@@ -24,8 +26,6 @@ from agentic_lsp.index.store import (
     VectorStore,
     Where,
 )
-from agentic_lsp.index.store_open import open_store
-from agentic_lsp.index.store_qdrant import collection_names, open_server_store
 
 DIM = 16
 MODEL = "test-model"

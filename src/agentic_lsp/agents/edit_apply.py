@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.index.languages import CODE_LANGUAGES, language_for_path
-from agentic_lsp.index.parsing import syntax_errors
+from agentic_lsp.index.parsing.languages import CODE_LANGUAGES, language_for_path
+from agentic_lsp.index.parsing.parser import syntax_errors
 from agentic_lsp.llm.edits import EditBlock, apply_edit_blocks, parse_edit_blocks
 
 

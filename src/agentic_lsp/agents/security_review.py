@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from agentic_lsp.agents.base import Agent, AgentContext, AgentResult
 from agentic_lsp.agents.prompting import render_context, stage_prompt
 from agentic_lsp.errors import ProviderError
-from agentic_lsp.index.secrets import redact_secrets
+from agentic_lsp.index.discovery.secrets import redact_secrets
 from agentic_lsp.llm.structured import invoke_structured, schema_instructions
 
 Severity = Literal["critical", "high", "medium", "low"]

@@ -22,7 +22,7 @@ from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.edits import parse_edit_blocks
 
 if TYPE_CHECKING:
-    from agentic_lsp.index.search import Searcher
+    from agentic_lsp.index.retrieval.search import Searcher
     from agentic_lsp.navigation import Navigation
 
 MAX_CALLS = 4

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from agentic_lsp.config import IndexSettings
 from agentic_lsp.index import documents, lexical
-from agentic_lsp.index.discovery import read_indexable_text
-from agentic_lsp.index.doc_sections import split_doc_sections
-from agentic_lsp.index.languages import CODE_LANGUAGES, DOC_LANGUAGES
+from agentic_lsp.index.discovery.secrets import redact_secrets
+from agentic_lsp.index.discovery.walk import read_indexable_text
 from agentic_lsp.index.models import DiscoveredFile, ParsedFile, SkipReason, Symbol
-from agentic_lsp.index.parsing import parse_file
-from agentic_lsp.index.secrets import redact_secrets
-from agentic_lsp.index.store import Point
+from agentic_lsp.index.parsing.doc_sections import split_doc_sections
+from agentic_lsp.index.parsing.languages import CODE_LANGUAGES, DOC_LANGUAGES
+from agentic_lsp.index.parsing.parser import parse_file
+from agentic_lsp.index.storage.vector_store import Point
 
 MAX_DOC_CHARS = 600
 FILE_LEXICAL_CHARS = 200_000

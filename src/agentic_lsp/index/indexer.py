@@ -23,14 +23,14 @@ from pathlib import Path
 from agentic_lsp.config import Settings
 from agentic_lsp.errors import Cancelled
 from agentic_lsp.index.build import FileBuild, build_file, symbol_from_payload
-from agentic_lsp.index.dense_vectors import DenseVectors
-from agentic_lsp.index.discovery import IgnoreRules, classify_path, discover
-from agentic_lsp.index.embedder import Embedder
-from agentic_lsp.index.embedding_cache import EmbeddingCache
+from agentic_lsp.index.discovery.walk import IgnoreRules, classify_path, discover
+from agentic_lsp.index.embedding.cache import EmbeddingCache
+from agentic_lsp.index.embedding.dense_vectors import DenseVectors
+from agentic_lsp.index.embedding.model import Embedder
 from agentic_lsp.index.models import DiscoveredFile, SkipReason
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
-from agentic_lsp.index.store import VectorStore, Where
-from agentic_lsp.index.symbols import SymbolTable
+from agentic_lsp.index.retrieval.symbols import SymbolTable
+from agentic_lsp.index.storage.vector_store import VectorStore, Where
 
 log = logging.getLogger(__name__)
 

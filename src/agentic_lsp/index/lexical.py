@@ -22,7 +22,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable
 
-from agentic_lsp.index.store import SparseVector
+from agentic_lsp.index.storage.vector_store import SparseVector
 
 K1 = 1.2
 B = 0.75

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.index.languages import language_for_path, language_for_shebang
 from agentic_lsp.index.models import NodeInfo, Symbol
-from agentic_lsp.index.parsing import node_at, parse_file
-from agentic_lsp.index.references import DEFAULT_LIMIT, identifier_at, references_in_index
+from agentic_lsp.index.parsing.languages import language_for_path, language_for_shebang
+from agentic_lsp.index.parsing.parser import node_at, parse_file
 from agentic_lsp.index.results import ReferenceResult, SymbolRef
+from agentic_lsp.index.retrieval.references import DEFAULT_LIMIT, identifier_at, references_in_index
 from agentic_lsp.navigation.readable import ReadableFiles
 
 if TYPE_CHECKING:

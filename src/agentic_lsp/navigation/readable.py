@@ -16,9 +16,9 @@ from pathlib import Path, PurePosixPath
 
 from agentic_lsp.config import IndexSettings
 from agentic_lsp.errors import WorkspaceError
-from agentic_lsp.index.discovery import read_indexable_text
+from agentic_lsp.index.discovery.secrets import is_secret_path, redact_secrets
+from agentic_lsp.index.discovery.walk import read_indexable_text
 from agentic_lsp.index.models import SkipReason
-from agentic_lsp.index.secrets import is_secret_path, redact_secrets
 from agentic_lsp.workspace import relative_to_workspace
 
 BuffersFn = Callable[[], Mapping[str, str]]

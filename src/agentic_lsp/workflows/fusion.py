@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentic_lsp.index.documents import content_hash
-from agentic_lsp.index.languages import CODE_LANGUAGES, language_for_path
-from agentic_lsp.index.parsing import parse_file
+from agentic_lsp.index.parsing.languages import CODE_LANGUAGES, language_for_path
+from agentic_lsp.index.parsing.parser import parse_file
 from agentic_lsp.workflows.sources import matches_any
 from agentic_lsp.workflows.state import Grounding, Origin, Snippet
 

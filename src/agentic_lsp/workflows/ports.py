@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agentic_lsp.changes.change_service import ChangeService
 from agentic_lsp.config import Settings
-from agentic_lsp.index.search import Searcher
+from agentic_lsp.index.retrieval.search import Searcher
 from agentic_lsp.navigation import Navigation
 
 

@@ -6,7 +6,7 @@ import fnmatch
 import posixpath
 from collections.abc import Sequence
 
-from agentic_lsp.index.languages import DOC_LANGUAGES, language_for_path
+from agentic_lsp.index.parsing.languages import DOC_LANGUAGES, language_for_path
 
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "testing"})
 _CONFIG_NAMES = frozenset(

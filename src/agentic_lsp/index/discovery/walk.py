@@ -5,7 +5,8 @@ is checked for SECRET, DEFAULT_EXCLUDE, IGNORED, SYMLINK_OUTSIDE, MINIFIED/BINAR
 UNREADABLE/TOO_LARGE by ``stat``, then BINARY/MINIFIED by its first 8 KiB; the first reason
 found is the one reported.
 
-* ``SECRET`` — :func:`~agentic_lsp.index.secrets.is_secret_path` (``.env``, keys, credentials).
+* ``SECRET`` — :func:`~agentic_lsp.index.discovery.secrets.is_secret_path` (``.env``, keys,
+  credentials).
 * ``DEFAULT_EXCLUDE`` — VCS folders, dependency and build output folders (``node_modules``,
   ``__pycache__``, virtualenvs found by their ``pyvenv.cfg`` whatever their name, ``dist``,
   ``build``, ``target``, ``out`` unless they hold an ``__init__.py`` or sit under a ``src``
@@ -14,7 +15,7 @@ found is the one reported.
   unless ``include_hidden`` — except CI and dev-container configuration (``.github``,
   ``.gitlab-ci.yml``, ``.circleci``, ``.devcontainer``, ``.pre-commit-config.yaml``) and
   ``.env`` templates, which are always kept because agents need them.
-* ``IGNORED`` — :mod:`~agentic_lsp.index.ignore_rules` (``.gitignore`` at every level,
+* ``IGNORED`` — :mod:`~agentic_lsp.index.discovery.ignore_rules` (``.gitignore`` at every level,
   ``.agentic-lspignore``, ``.git/info/exclude``, ``index.exclude``); also a symlinked folder
   whose target is already indexed (a loop, or the same files twice).
 * ``SYMLINK_OUTSIDE`` — a symlink whose real target lies outside the workspace.
@@ -40,11 +41,15 @@ from typing import BinaryIO
 
 from agentic_lsp.config import IndexSettings
 from agentic_lsp.errors import WorkspaceError
-from agentic_lsp.index import exclusions
-from agentic_lsp.index.ignore_rules import IgnoreLayer, IgnoreRules
-from agentic_lsp.index.languages import DOC_LANGUAGES, language_for_path, language_for_shebang
+from agentic_lsp.index.discovery import exclusions
+from agentic_lsp.index.discovery.ignore_rules import IgnoreLayer, IgnoreRules
+from agentic_lsp.index.discovery.secrets import is_secret_path, redact_secrets
 from agentic_lsp.index.models import DiscoveredFile, DiscoveryResult, SkipReason
-from agentic_lsp.index.secrets import is_secret_path, redact_secrets
+from agentic_lsp.index.parsing.languages import (
+    DOC_LANGUAGES,
+    language_for_path,
+    language_for_shebang,
+)
 from agentic_lsp.workspace import resolve_in_workspace
 
 __all__ = ["IgnoreRules", "classify_path", "discover", "read_indexable_text"]

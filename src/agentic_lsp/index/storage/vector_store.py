@@ -5,9 +5,9 @@ keys (e.g. ``"src/a.py::Parser.parse#function#0"``). A point carries a payload, 
 dense embedding (named vector ``"dense"``, cosine) and an optional lexical sparse vector (named
 vector ``"lex"``, IDF applied by the backend) so that search works before embeddings exist.
 
-Backends: :class:`~agentic_lsp.index.store_edge.EdgeStore` (embedded, on disk; the default) and
-:class:`~agentic_lsp.index.store_qdrant.QdrantServerStore` (a Qdrant server, or an in-process
-``QdrantClient(":memory:")``). :func:`agentic_lsp.index.store_open.open_store` picks one,
+Backends: :class:`~agentic_lsp.index.storage.edge.EdgeStore` (embedded, on disk; the default) and
+:class:`~agentic_lsp.index.storage.qdrant.QdrantServerStore` (a Qdrant server, or an in-process
+``QdrantClient(":memory:")``). :func:`agentic_lsp.index.storage.opening.open_store` picks one,
 checks compatibility and recovers from a corrupt on-disk store by moving it aside and starting
 empty: the index is derived data.
 """

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 
 from agentic_lsp.index import documents, lexical
 from agentic_lsp.index.build import symbol_payload
-from agentic_lsp.index.embedder import EmbedderUnavailable
+from agentic_lsp.index.embedding.model import EmbedderUnavailable
 from agentic_lsp.index.indexer import Indexer
-from agentic_lsp.index.languages import DOC_LANGUAGES
-from agentic_lsp.index.reranker import load_reranker
+from agentic_lsp.index.parsing.languages import DOC_LANGUAGES
 from agentic_lsp.index.results import SearchResponse, SearchResult
-from agentic_lsp.index.store import Hit, Where
+from agentic_lsp.index.retrieval.reranker import load_reranker
+from agentic_lsp.index.storage.vector_store import Hit, Where
 
 log = logging.getLogger(__name__)
 

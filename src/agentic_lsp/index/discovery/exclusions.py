@@ -1,7 +1,7 @@
 """Built-in skip policy: folders and files no one wants in a code index, decided by name.
 
 Pure functions of a workspace-relative POSIX path (plus, for a few folders, a question about
-what the folder contains), so :mod:`~agentic_lsp.index.discovery` applies exactly the same
+what the folder contains), so :mod:`~agentic_lsp.index.discovery.walk` applies exactly the same
 policy during a full walk and for a single changed file.
 """
 

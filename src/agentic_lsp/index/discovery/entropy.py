@@ -1,6 +1,6 @@
 """Does a long token look randomly generated (a key) or written by a person (a name, a path)?
 
-Used by :func:`~agentic_lsp.index.secrets.redact_secrets` as its last, generic rule. The
+Used by :func:`~agentic_lsp.index.discovery.secrets.redact_secrets` as its last, generic rule. The
 thresholds were tuned on this project's virtualenv (300 MB of Python, C and JSON) and on
 50,000 random base64/base64url/alphanumeric tokens: random tokens pass about 98% of the time,
 camelCase/snake_case identifiers, paths, UUIDs and decimal digit runs do not.

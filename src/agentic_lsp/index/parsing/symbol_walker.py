@@ -1,6 +1,7 @@
 """One pass over a tree-sitter tree that collects symbols, imports and the module doc.
 
-Only definition and container nodes (see :mod:`agentic_lsp.index.grammar_rules`) are visited;
+Only definition and container nodes (see :mod:`agentic_lsp.index.parsing.grammar_rules`) are
+visited;
 expression subtrees are never entered, so the cost is a small fraction of parsing. The walk never
 raises on odd trees: a definition whose name cannot be found is skipped, and recursion depth is
 bounded so a pathological file cannot exhaust the stack.
@@ -12,11 +13,11 @@ import re
 
 from tree_sitter import Node
 
-from agentic_lsp.index.doc_comments import clean_comments, clean_docstring
-from agentic_lsp.index.grammar_rules import Def, LanguageRules
-from agentic_lsp.index.import_rules import extract_imports
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.index.name_resolvers import RESOLVERS, Named, Scope, node_text
+from agentic_lsp.index.parsing.doc_comments import clean_comments, clean_docstring
+from agentic_lsp.index.parsing.grammar_rules import Def, LanguageRules
+from agentic_lsp.index.parsing.import_rules import extract_imports
+from agentic_lsp.index.parsing.name_resolvers import RESOLVERS, Named, Scope, node_text
 
 MAX_SIGNATURE_CHARS = 300
 _MAX_DEPTH = 200

@@ -27,7 +27,7 @@ from qdrant_client.http.exceptions import ApiException, UnexpectedResponse
 from qdrant_client.local.qdrant_local import QdrantLocal
 
 from agentic_lsp.errors import IndexUnavailable
-from agentic_lsp.index.store import (
+from agentic_lsp.index.storage.vector_store import (
     COLLECTIONS,
     DENSE,
     INDEXED_FIELDS,
@@ -96,7 +96,8 @@ def open_server_store(
 
 
 class QdrantServerStore:
-    """:class:`~agentic_lsp.index.store.VectorStore` on a Qdrant server (or in-process client).
+    """:class:`~agentic_lsp.index.storage.vector_store.VectorStore` on a Qdrant server (or an
+    in-process client).
 
     Call :meth:`prepare` once (``open_server_store`` does) before using it.
     """

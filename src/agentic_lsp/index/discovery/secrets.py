@@ -4,7 +4,7 @@ Two layers:
 
 * :func:`is_secret_path` names files that are secret as a whole (``.env``, private keys,
   credential stores, terraform state). Discovery skips them with ``SkipReason.SECRET`` and
-  :func:`~agentic_lsp.index.discovery.read_indexable_text` refuses them.
+  :func:`~agentic_lsp.index.discovery.walk.read_indexable_text` refuses them.
 * :func:`redact_secrets` replaces secret *values* inside ordinary files with ``[REDACTED]``:
   private-key blocks, well-known token formats, credentials in URLs, values assigned to
   password/secret/token/api-key names, and long high-entropy strings.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from agentic_lsp.index.entropy import looks_random
+from agentic_lsp.index.discovery.entropy import looks_random
 
 REDACTED = "[REDACTED]"
 

@@ -1,6 +1,7 @@
 """Per-language tables that tell the symbol walker which tree-sitter nodes matter.
 
-The walker in :mod:`agentic_lsp.index.parsing` visits only *definitions* and *containers*; every
+The walker (:mod:`agentic_lsp.index.parsing.symbol_walker`) visits only *definitions* and
+*containers*; every
 other subtree (expressions, most statements) is skipped without being touched, which is what keeps
 symbol extraction far cheaper than parsing itself. Adding a language is adding a table here, plus
 a name resolver in ``parsing.py`` when its definitions name themselves in an unusual way.

@@ -14,8 +14,8 @@ from typing import Protocol
 
 from tree_sitter import Node
 
-from agentic_lsp.index.grammar_rules import Def
-from agentic_lsp.index.import_rules import extract_imports
+from agentic_lsp.index.parsing.grammar_rules import Def
+from agentic_lsp.index.parsing.import_rules import extract_imports
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Scope:
 
 
 class SymbolWalker(Protocol):
-    """What a resolver may touch of the walker (:class:`~agentic_lsp.index.symbol_walker.
+    """What a resolver may touch of the walker (:class:`~agentic_lsp.index.parsing.symbol_walker.
     SymbolWalker`): the imports and namespaces it collects."""
 
     imports: list[str]

@@ -20,10 +20,10 @@ import numpy as np
 from agentic_lsp.config import Settings
 from agentic_lsp.errors import Cancelled
 from agentic_lsp.index.build import FileBuild
-from agentic_lsp.index.embedder import Embedder, load_embedder
-from agentic_lsp.index.embedding_cache import EmbeddingCache
+from agentic_lsp.index.embedding.cache import EmbeddingCache
+from agentic_lsp.index.embedding.model import Embedder, load_embedder
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
-from agentic_lsp.index.store import Point, VectorStore, Where
+from agentic_lsp.index.storage.vector_store import Point, VectorStore, Where
 
 log = logging.getLogger(__name__)
 

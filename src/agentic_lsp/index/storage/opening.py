@@ -1,7 +1,7 @@
 """Opening a vector store: pick the backend, check the store's meta against this build, and
 recover from an unusable on-disk store by moving it aside and starting empty (the index is
-derived data). Apart from :mod:`agentic_lsp.index.store` so that the backends depend on the
-interface only, and the interface on no backend.
+derived data). Apart from :mod:`agentic_lsp.index.storage.vector_store` so that the backends
+depend on the interface only, and the interface on no backend.
 """
 
 from __future__ import annotations
@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Literal
 
 from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
-from agentic_lsp.index.store import COLLECTIONS, META_FILE, SCHEMA_VERSION, OpenedStore, VectorStore
+from agentic_lsp.index.storage.vector_store import (
+    COLLECTIONS,
+    META_FILE,
+    SCHEMA_VERSION,
+    OpenedStore,
+    VectorStore,
+)
 
 
 def open_store(
@@ -36,7 +42,7 @@ def open_store(
     keeps workspaces apart on a shared server; by default it is a hash of ``path`` (the
     workspace's cache folder), else ``"default"``. Collection names also carry a schema/dim/
     model fingerprint so vectors of different models never mix (see
-    :mod:`agentic_lsp.index.store_qdrant`).
+    :mod:`agentic_lsp.index.storage.qdrant`).
 
     Raises :class:`IndexUnavailable` when nothing can be done (server unreachable, store in use
     by another process, directory not writable).
@@ -51,7 +57,7 @@ def open_store(
                 "index.store is 'qdrant' but no server URL is configured",
                 "set index.qdrant_url (e.g. http://localhost:6333) or use index.store = 'edge'",
             )
-        from agentic_lsp.index.store_qdrant import open_server_store
+        from agentic_lsp.index.storage.qdrant import open_server_store
 
         if namespace is None:
             namespace = _path_namespace(path) if path is not None else "default"
@@ -67,7 +73,7 @@ def _path_namespace(path: Path) -> str:
 
 
 def _open_edge(root: Path, *, dim: int, model_id: str) -> OpenedStore:
-    from agentic_lsp.index.store_edge import EdgeStore, ensure_not_in_use
+    from agentic_lsp.index.storage.edge import EdgeStore, ensure_not_in_use
 
     if not root.exists() or (root.is_dir() and not any(root.iterdir())):
         return OpenedStore(_create_edge(root, dim, model_id), None, f"created index at {root}")
@@ -86,7 +92,7 @@ def _open_edge(root: Path, *, dim: int, model_id: str) -> OpenedStore:
 
 
 def _create_edge(root: Path, dim: int, model_id: str) -> VectorStore:
-    from agentic_lsp.index.store_edge import EdgeStore
+    from agentic_lsp.index.storage.edge import EdgeStore
 
     try:
         root.mkdir(parents=True, exist_ok=True)

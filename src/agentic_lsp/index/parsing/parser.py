@@ -17,9 +17,9 @@ import threading
 from tree_sitter import Node, Parser, Tree
 from tree_sitter_language_pack import get_parser
 
-from agentic_lsp.index.grammar_rules import RULES
 from agentic_lsp.index.models import NodeInfo, ParsedFile, Symbol
-from agentic_lsp.index.symbol_walker import SymbolWalker
+from agentic_lsp.index.parsing.grammar_rules import RULES
+from agentic_lsp.index.parsing.symbol_walker import SymbolWalker
 
 log = logging.getLogger(__name__)
 

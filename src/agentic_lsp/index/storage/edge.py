@@ -1,6 +1,6 @@
 """Embedded store on qdrant-edge: one ``EdgeShard`` per collection under one directory.
 
-Layout: ``<root>/meta.json`` (written by :mod:`agentic_lsp.index.store`) and
+Layout: ``<root>/meta.json`` (written by :mod:`agentic_lsp.index.storage.vector_store`) and
 ``<root>/{files,functions,sections}/`` shards. Each shard has a write-ahead log, so a write is
 durable once it returns; :meth:`EdgeStore.flush` persists segments and shortens recovery.
 
@@ -23,7 +23,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
-from agentic_lsp.index.store import (
+from agentic_lsp.index.storage.vector_store import (
     COLLECTIONS,
     DENSE,
     INDEXED_FIELDS,
@@ -76,7 +76,8 @@ def ensure_not_in_use(root: Path) -> None:
 
 
 class EdgeStore:
-    """:class:`~agentic_lsp.index.store.VectorStore` on qdrant-edge shards under ``root``.
+    """:class:`~agentic_lsp.index.storage.vector_store.VectorStore` on qdrant-edge shards under
+    ``root``.
 
     Build it with :meth:`create` or :meth:`load` (normally through ``open_store``).
     """

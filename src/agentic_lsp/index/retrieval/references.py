@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentic_lsp.index.results import Occurrence, ReferenceResult
-from agentic_lsp.index.symbols import SymbolTable
+from agentic_lsp.index.retrieval.symbols import SymbolTable
 
 if TYPE_CHECKING:
     from agentic_lsp.index.indexer import Indexer
