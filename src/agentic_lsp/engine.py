@@ -115,10 +115,7 @@ class Engine:
         if self._sync_task is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):  # closing: report nothing
                 await asyncio.wait_for(self._sync_task, timeout=30)
-        if self._opened is not None:
-            closer = self._indexer.close if self._indexer else self._opened.store.close
-            await asyncio.to_thread(closer)
-            self._opened = None
+        await asyncio.to_thread(self.close_blocking)
 
     @property
     def indexer(self) -> Indexer:
