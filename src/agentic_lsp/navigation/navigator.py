@@ -169,9 +169,18 @@ class Navigation:
         cancel: CancelFn | None = None,
     ) -> ReferenceResult:
         """Word-boundary occurrences of ``name``; ``buffers`` (a caller's newer editor text)
-        win over the engine's buffers, which may lag behind typing by the sync debounce."""
+        win over the engine's buffers, which may lag behind typing by the sync debounce.
+        Previews are redacted by :meth:`ReadableFiles.redact` (the one policy for every caller:
+        LSP references, the MCP ``find_references`` tool, the agents' index tools); secret
+        files' buffers are never searched."""
         return references_in_index(
-            self._index, name, from_path, limit=limit, cancel=cancel, buffers=buffers
+            self._index,
+            name,
+            from_path,
+            limit=limit,
+            cancel=cancel,
+            buffers=buffers,
+            redact=self.readable.redact,
         )
 
     def fuzzy_symbols(self, query: str, limit: int = 50) -> list[tuple[float, SymbolRef]]:

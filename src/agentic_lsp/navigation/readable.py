@@ -7,16 +7,35 @@ path resolves to, so a harmless looking symlink to ``.env`` is refused too. The 
 editor's unsaved buffer when one is open, else the file on disk, with secret values redacted
 (``index.redact_secrets``) either way. The MCP tools, the agents' workspace view and the
 retrieval grounding all read through :class:`ReadableFiles`.
+
+**One policy for every byte that leaves the engine.** Whatever workspace text or tool output is
+shown to a model or a client goes through :meth:`ReadableFiles.redact` (file text) or
+:meth:`ReadableFiles.redact_output` (command output, which also catches ``NAME=value`` pairs in
+the middle of a line, as in a printed settings dump). The exits covered:
+
+* file text: ``read_file``, search snippets, ``find_definition`` source, retrieval grounding
+  and the agents' :class:`~agentic_lsp.agents.workspace_view.WorkspaceView` (:meth:`read`);
+* occurrence previews of references (LSP ``textDocument/references``, MCP ``find_references``,
+  the agents' index tools): :meth:`Navigation.references` passes :meth:`redact`, and secret
+  files' buffers are never searched;
+* changeset diffs in MCP replies and resources;
+* test and linter output, agent outputs, errors and log lines of a workflow run: redacted where
+  they enter the run (``workflows/stages.py``), so the failure context, the retry prompt, the
+  stage results, the run report and its events only hold redacted text;
+* the index itself: discovery skips secret files, also behind a symlink whose *target* is a
+  secret or lies inside ``.git`` (``SkipReason.SECRET``), and ``read_indexable_text`` refuses
+  them the same way.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 
 from agentic_lsp.config import IndexSettings
 from agentic_lsp.errors import WorkspaceError
-from agentic_lsp.index.discovery.secrets import is_secret_path, redact_secrets
+from agentic_lsp.index.discovery.secrets import REDACTED, is_secret_path, redact_secrets
 from agentic_lsp.index.discovery.walk import read_indexable_text
 from agentic_lsp.index.models import SkipReason
 from agentic_lsp.workspace import relative_to_workspace
@@ -30,6 +49,17 @@ _REFUSALS = {
     SkipReason.UNREADABLE: "it does not exist or is not a readable regular file",
     SkipReason.SYMLINK_OUTSIDE: "it resolves outside the workspace",
 }
+
+
+# ``NAME=value`` / ``NAME: value`` anywhere in a line of command output (``redact_secrets`` only
+# takes bare assignments at the start of a line, as source files write them).
+_OUTPUT_PAIR = re.compile(
+    r"(?P<key>(?<![A-Za-z0-9])[A-Za-z0-9_.-]*"
+    r"(?:passw(?:or)?d|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
+    r"|credentials?|auth)[A-Za-z0-9_]*[\"']?)(?P<op>[ \t]*[=:][ \t]*[\"']?)"
+    r"(?P<value>[^\s'\"`,;(){}\[\]<>]{6,})",
+    re.I,
+)
 
 
 def _no_buffers() -> Mapping[str, str]:
@@ -76,6 +106,13 @@ class ReadableFiles:
     def redact(self, text: str) -> str:
         """``text`` as a model may see it (secret values replaced when redaction is on)."""
         return redact_secrets(text)[0] if self.settings.redact_secrets else text
+
+    def redact_output(self, text: str) -> str:
+        """Command output (tests, linters, agents) as a model or client may see it: :meth:`redact`
+        plus values of secret-named ``NAME=value`` pairs anywhere in a line."""
+        if not self.settings.redact_secrets or not text:
+            return text
+        return _OUTPUT_PAIR.sub(lambda m: m["key"] + m["op"] + REDACTED, redact_secrets(text)[0])
 
     def read(self, path: str, buffers: Mapping[str, str] | None = None) -> tuple[str, str]:
         """``(relative path, text)``: the unsaved buffer first (``buffers``, else the engine's),

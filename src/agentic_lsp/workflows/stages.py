@@ -4,6 +4,10 @@ A stage: retrieval (first visit; adaptive when it is entered with another stage'
 its agents concurrently, failure aggregation by the stage's rule, the ``verify`` checks, then
 the routing decision. Edits of a successful stage join the pending changeset; a failed
 attempt's edits are discarded and described to the next attempt instead.
+
+Test and linter output, agent outputs, errors and log lines are redacted where they enter the
+run (``ReadableFiles.redact_output``): the failure context, the retry prompt, the stage results,
+the run report and its events only ever hold the redacted text.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import asyncio
 import difflib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -69,11 +73,25 @@ def _diff(view: WorkspaceView, edits: Mapping[str, str | None]) -> str:
     return "".join(chunks)[:MAX_DIFF_CHARS]
 
 
-def _agent_log(recorder: RunRecorder, prefix: str) -> Callable[[str], None]:
+def _agent_log(
+    recorder: RunRecorder, prefix: str, redact: Callable[[str], str]
+) -> Callable[[str], None]:
     def log_message(message: str) -> None:
-        recorder.log(f"{prefix}: {message}")
+        recorder.log(f"{prefix}: {redact(message)}")
 
     return log_message
+
+
+def _redacted(result: AgentResult, redact: Callable[[str], str]) -> AgentResult:
+    """``result`` with every text that leaves the agent (output, test output, errors, summary)
+    redacted; edits are proposals, reviewed as they are."""
+    return replace(
+        result,
+        summary=redact(result.summary),
+        output=redact(result.output),
+        test_output=redact(result.test_output),
+        errors=[redact(error) for error in result.errors],
+    )
 
 
 def _earlier(state: RunState) -> str:
@@ -100,13 +118,15 @@ class StageExecutor:
         self.env.recorder.emit("retrieval", **summary)
 
     async def _agent(self, spec: AgentSpec, ctx: AgentContext) -> AgentResult:
+        redact = self.env.index.navigation.readable.redact_output
         try:
-            return await create_agent(spec.kind).run(ctx)
+            return _redacted(await create_agent(spec.kind).run(ctx), redact)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an agent bug must not end the run; it fails the agent
             log.exception("agent %s crashed", spec.name)
-            return AgentResult(False, f"agent {spec.name} crashed: {exc!r}", errors=[repr(exc)])
+            crash = AgentResult(False, f"agent {spec.name} crashed: {exc!r}", errors=[repr(exc)])
+            return _redacted(crash, redact)
 
     async def run_stage(self, stage_id: str, state: RunState) -> dict[str, Any]:
         env = self.env
@@ -161,6 +181,7 @@ class StageExecutor:
         enriched: RetrievalContext | None,
     ) -> _StageOutcome:
         env = self.env
+        readable = env.index.navigation.readable
         specs = stage.spec.agent_specs
         tools = IndexTools(env.index.navigation, env.index.searcher, view)
         earlier = _earlier(state)
@@ -183,7 +204,7 @@ class StageExecutor:
                 tests=env.tests,
                 token_budget=stage.token_budget,
                 earlier=earlier,
-                log=_agent_log(env.recorder, f"{stage.id}/{spec.name}"),
+                log=_agent_log(env.recorder, f"{stage.id}/{spec.name}", readable.redact_output),
             )
             for spec in specs
         ]
@@ -194,8 +215,8 @@ class StageExecutor:
         outcome.failed = stage_failed([r.ok for r in results], stage.spec.failure_rule)
         outcome.collect_edits()
         if not outcome.failed and "tests" in stage.spec.verify:
-            buffers = dict(env.index.navigation.readable.buffers())
-            await outcome.verify(env.tests, view, buffers)
+            buffers = dict(readable.buffers())
+            await outcome.verify(env.tests, view, buffers, readable.redact_output)
         return outcome
 
     def _conclude(
@@ -331,7 +352,13 @@ class _StageOutcome:
         if self.conflicts:
             self.failed = True
 
-    async def verify(self, tests: TestRunner, view: WorkspaceView, buffers: dict[str, str]) -> None:
+    async def verify(
+        self,
+        tests: TestRunner,
+        view: WorkspaceView,
+        buffers: dict[str, str],
+        redact: Callable[[str], str],
+    ) -> None:
         try:
             run = await tests.run({**view.pending, **self.edits}, buffers)
         except AgenticError as exc:
@@ -342,7 +369,7 @@ class _StageOutcome:
             self.failed = True
             self.verify_note = "verify: no test command found (set workflows.test_command)"
             return
-        self.test_output = run.output
+        self.test_output = redact(run.output)
         if run.passed:
             self.verify_note = f"verify: `{run.command}` passed"
         else:

@@ -6,7 +6,9 @@ UNREADABLE/TOO_LARGE by ``stat``, then BINARY/MINIFIED by its first 8 KiB; the f
 found is the one reported.
 
 * ``SECRET`` — :func:`~agentic_lsp.index.discovery.secrets.is_secret_path` (``.env``, keys,
-  credentials).
+  credentials), judged by the link's name *and* by its target's: a symlink (to a file or a
+  folder) whose real target is a secret file, lies in a secret folder (``.ssh``) or inside
+  ``.git`` is skipped as ``SECRET`` and never read.
 * ``DEFAULT_EXCLUDE`` — VCS folders, dependency and build output folders (``node_modules``,
   ``__pycache__``, virtualenvs found by their ``pyvenv.cfg`` whatever their name, ``dist``,
   ``build``, ``target``, ``out`` unless they hold an ``__init__.py`` or sit under a ``src``
@@ -123,6 +125,8 @@ def read_indexable_text(
         path = resolve_in_workspace(root, rel_path)
     except WorkspaceError:
         return SkipReason.SYMLINK_OUTSIDE
+    if _secret_target(os.fspath(path), os.path.realpath(root)):
+        return SkipReason.SECRET  # a link (here or in a parent folder) to a secret or into .git
     try:
         with _open_for_reading(path) as fh:
             info = os.fstat(fh.fileno())
@@ -232,6 +236,8 @@ class _Walk:
             target = os.path.realpath(entry.path)
             if not _within(target, self.root_real):
                 reason = SkipReason.SYMLINK_OUTSIDE
+            elif _secret_target(target, self.root_real, folder=True):
+                reason = SkipReason.SECRET
             else:
                 heapq.heappush(self.links, (rel, target))
                 return
@@ -271,6 +277,8 @@ class _DirChain:
                 target = os.path.realpath(path)
                 if not _within(target, self.root_real):
                     return SkipReason.SYMLINK_OUTSIDE
+                if _secret_target(target, self.root_real, folder=True):
+                    return SkipReason.SECRET
                 if self._walked_directly(target):
                     return SkipReason.IGNORED  # the same files are indexed under the real path
                 real = target
@@ -312,6 +320,8 @@ def _check_file(
             return SkipReason.UNREADABLE
         if not _within(target, root_real):
             return SkipReason.SYMLINK_OUTSIDE
+        if _secret_target(target, root_real):
+            return SkipReason.SECRET
     reason = exclusions.extension_reason(rel)
     if reason is not None:
         return reason
@@ -349,6 +359,16 @@ def _open_for_reading(path: str | os.PathLike[str]) -> BinaryIO:
 
 def _contains(folder: str) -> Callable[[str], bool]:
     return lambda name: os.path.lexists(os.path.join(folder, name))
+
+
+def _secret_target(target: str, root_real: str, *, folder: bool = False) -> bool:
+    """Whether the real path ``target`` (inside ``root_real``) is a secret file, inside a
+    secret folder or inside ``.git``: what a symlink's harmless name must not hide."""
+    rel = os.path.relpath(target, root_real).replace(os.sep, "/")
+    if rel == "." or ".git" in rel.split("/"):
+        return rel != "."
+    # A folder is judged by a file inside it (secret folders such as .ssh hold only secrets).
+    return is_secret_path(rel + "/_" if folder else rel)
 
 
 def _within(path: str, root: str) -> bool:

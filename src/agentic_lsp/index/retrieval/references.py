@@ -9,7 +9,10 @@ Guarantees:
 - only indexed files (plus open buffers) are read, each at most ``max_file_bytes``;
 - bounded: at most ``limit`` occurrences (``truncated`` says when more existed);
 - cooperative cancellation, checked between files (``cancelled`` is set, results are partial);
-- blocking I/O: run it in a worker thread, never on the event loop.
+- blocking I/O: run it in a worker thread, never on the event loop;
+- with ``redact``, previews are cut from the file's redacted text (redacted whole, so a secret
+  spanning lines or the preview's cut is still caught); ``references_in_index`` never reads
+  a secret file's buffer.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentic_lsp.index.discovery.secrets import is_secret_path
 from agentic_lsp.index.results import Occurrence, ReferenceResult
 from agentic_lsp.index.retrieval.symbols import SymbolTable
 
@@ -102,10 +106,12 @@ def find_references(
     limit: int = DEFAULT_LIMIT,
     cancel: CancelFn | None = None,
     words: WordCache | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> ReferenceResult:
     """Word-boundary occurrences of ``name`` in ``paths`` (workspace-relative), ranked.
 
     With ``words``, files unchanged since an earlier search are skipped when they lack the name.
+    With ``redact`` (a line-count preserving redaction), previews come from the redacted text.
     """
     result = ReferenceResult(name=name)
     if not _IDENTIFIER.fullmatch(name):
@@ -124,7 +130,8 @@ def find_references(
         if text is None or name not in text:
             continue
         definitions = _definition_spots(symbols, path, name)
-        for occurrence in _scan(text, pattern, path, tier, definitions):
+        shown = redact(text).split("\n") if redact is not None else None
+        for occurrence in _scan(text, pattern, path, tier, definitions, shown):
             if len(result.occurrences) >= limit:
                 result.truncated = True
                 return result
@@ -140,14 +147,17 @@ def references_in_index(
     limit: int = DEFAULT_LIMIT,
     cancel: CancelFn | None = None,
     buffers: Mapping[str, str] | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> ReferenceResult:
     """:func:`find_references` over an indexer's files, overlays and symbol table.
 
     ``buffers`` (editor text by workspace path) win over the indexer's overlays, which may lag
-    behind typing by the sync debounce.
+    behind typing by the sync debounce. Buffers of secret files (an open ``.env``) are never
+    searched; ``redact`` is passed on for the previews.
     """
     overlays = dict(indexer.overlays)
     overlays.update(buffers or {})
+    overlays = {path: text for path, text in overlays.items() if not is_secret_path(path)}
     words = _CACHES.get(indexer)
     if words is None:
         words = _CACHES.setdefault(indexer, WordCache())
@@ -162,6 +172,7 @@ def references_in_index(
         limit=limit,
         cancel=cancel,
         words=words,
+        redact=redact,
     )
 
 
@@ -229,8 +240,15 @@ def _definition_spots(symbols: SymbolTable | None, path: str, name: str) -> set[
 
 
 def _scan(
-    text: str, pattern: re.Pattern[str], path: str, tier: int, definitions: set[tuple[int, int]]
+    text: str,
+    pattern: re.Pattern[str],
+    path: str,
+    tier: int,
+    definitions: set[tuple[int, int]],
+    shown: list[str] | None = None,
 ) -> Iterable[Occurrence]:
+    """Occurrences of ``pattern``; previews from ``shown`` (the text's lines as they may be
+    shown, e.g. redacted) when given, else from ``text``."""
     line_no = 1
     line_start = 0
     for match in pattern.finditer(text):
@@ -240,7 +258,11 @@ def _scan(
             line_start = text.rfind("\n", 0, match.start()) + 1
         col = match.start() - line_start
         line_end = text.find("\n", line_start)
-        line_text = text[line_start : line_end if line_end >= 0 else len(text)].rstrip("\r")
+        if shown is not None:
+            line_text = shown[line_no - 1] if line_no <= len(shown) else ""
+        else:
+            line_text = text[line_start : line_end if line_end >= 0 else len(text)]
+        line_text = line_text.rstrip("\r")
         yield Occurrence(
             path=path,
             line=line_no,
