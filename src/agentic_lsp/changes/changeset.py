@@ -23,7 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from agentic_lsp.changes.diff import Hunk, compute_hunks
-from agentic_lsp.changes.flags import config_flags
+from agentic_lsp.changes.flags import config_flags, text_flags
 from agentic_lsp.errors import ChangesetError
 from agentic_lsp.workspace import relative_to_workspace, resolve_in_workspace
 
@@ -317,6 +317,7 @@ def _change(
     flags = config_flags(rel)
     if new_rel:
         flags += [flag for flag in config_flags(new_rel) if flag not in flags]
+    flags += text_flags(proposed if op != "delete" else None)
     return FileChange(
         path=rel,
         op=op,

@@ -11,17 +11,19 @@ import hashlib
 
 from agentic_lsp.changes.changeset import Changeset, FileChange
 from agentic_lsp.changes.diff import apply_hunks, render_hunk, split_lines
+from agentic_lsp.changes.flags import escape_invisible
 
 _ZERO_ID = "0000000"
 
 
-def file_diff(change: FileChange, *, include_rejected: bool = False) -> str:
+def file_diff(change: FileChange, *, include_rejected: bool = False, raw: bool = False) -> str:
     """Unified diff of what is left to review in one file, ``git diff`` style.
 
     ``a/``/``b/`` names, ``/dev/null`` for create/delete, ``rename from``/``to``, and ``index``
     lines with real git blob ids, so ``git apply`` and libgit2 accept it against the file's
     current base text. Shows the pending hunks (and rejected ones if asked); ``""`` when
-    nothing is left.
+    nothing is left. It is review text: invisible and bidirectional control characters are
+    shown escaped (``<U+202E>``) unless ``raw`` (for a diff to be applied byte for byte).
     """
     statuses = {"pending", "rejected"} if include_rejected else {"pending"}
     hunks = [hunk for hunk in change.hunks if hunk.status in statuses]
@@ -47,13 +49,16 @@ def file_diff(change: FileChange, *, include_rejected: bool = False) -> str:
     if hunks:
         head.append("--- /dev/null\n" if change.op == "create" else f"--- a/{old_name}\n")
         head.append("+++ /dev/null\n" if change.op == "delete" else f"+++ b/{new_name}\n")
-    return "".join(head) + "".join(render_hunk(hunk) for hunk in hunks)
+    text = "".join(head) + "".join(render_hunk(hunk) for hunk in hunks)
+    return text if raw else escape_invisible(text)
 
 
-def changeset_diff(changeset: Changeset, *, include_rejected: bool = False) -> str:
+def changeset_diff(
+    changeset: Changeset, *, include_rejected: bool = False, raw: bool = False
+) -> str:
     """The unified diff of every file in ``changeset`` (see :func:`file_diff`)."""
     return "".join(
-        file_diff(change, include_rejected=include_rejected) for change in changeset.files
+        file_diff(change, include_rejected=include_rejected, raw=raw) for change in changeset.files
     )
 
 
