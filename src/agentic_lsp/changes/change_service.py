@@ -195,7 +195,7 @@ class ChangeService:
         outcome = AcceptOutcome(changeset, record)
         if write:
             disk = self.applier.disk_writes(plan, editor_applied=editor_applied)
-            write_all_or_nothing(disk.writes)
+            write_all_or_nothing(disk.writes, self.root)
             if disk.editor_only:
                 outcome.notes.append(
                     "left in the editor only (the file on disk is not the text the change was "
