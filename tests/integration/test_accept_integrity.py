@@ -72,3 +72,40 @@ def test_folder_swapped_for_a_symlink_during_accept_writes_nothing_outside(
     assert (root / "c.txt").read_text() == "c\n"
     assert (root / "sub-moved" / "a.txt").read_text() == "a\n"
     assert service.repository.last_accept(changeset.id) is None
+
+
+def test_held_index_lock_refuses_the_accept_before_writing(root: Path) -> None:
+    service = _service(root)
+    changeset = service.propose([ProposedEdit("c.txt", "C\n")], run_id="r", title="t")
+    head = _head(root).id
+    (root / ".git" / "index.lock").write_bytes(b"")
+    with pytest.raises(ChangesetError, match=r"index\.lock exists") as caught:
+        service.accept_on_disk(changeset.id, commit=True)
+    assert "nothing was written" in caught.value.message
+    assert (root / "c.txt").read_text() == "c\n"
+    assert _head(root).id == head and service.get(changeset.id).status == "pending"
+
+
+def test_index_update_failing_after_the_commit_withdraws_it(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentic_lsp.changes.git import GitTracker
+
+    service = _service(root)
+    changeset = service.propose([ProposedEdit("c.txt", "C\n")], run_id="r", title="t")
+    head = _head(root).id
+    real_update = GitTracker._update_index
+
+    def lock_then_update(self: GitTracker, entries: object) -> None:
+        (root / ".git" / "index.lock").write_bytes(b"")  # another git process starts now
+        real_update(self, entries)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(GitTracker, "_update_index", lock_then_update)
+    outcome = service.accept_on_disk(changeset.id, commit=True)
+    assert outcome.commit_id is None
+    assert any("not committed" in note and "index" in note for note in outcome.notes)
+    repo = pygit2.Repository(str(root))
+    assert _head(root).id == head  # no commit that the index would then revert
+    repo.index.read(True)
+    assert repo.index["c.txt"].id == _head(root).tree["c.txt"].id
+    assert (root / "c.txt").read_text() == "C\n"

@@ -193,6 +193,11 @@ class ChangeService:
         record.writes = list(plan.writes)
         record.hunks = dict(plan.selection)
         outcome = AcceptOutcome(changeset, record)
+        if commit and (lock := self.git.index_lock()):
+            raise ChangesetError(
+                f"{lock} exists (another git process is using the index); nothing was written",
+                "wait for that git command to finish; if none is running, delete the lock file",
+            )
         if write:
             disk = self.applier.disk_writes(plan, editor_applied=editor_applied)
             write_all_or_nothing(disk.writes, self.root)

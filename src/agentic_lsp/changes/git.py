@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 import pygit2
@@ -74,6 +74,9 @@ class GitTracker:
             return "the repository is bare; nothing can be committed from a work tree"
         if repo.head_is_detached:
             return "HEAD is detached; check out a branch to have accepted changes committed"
+        lock = self.index_lock()
+        if lock:
+            return f"{lock} exists: another git process is using the index"
         state = repo.state()
         if state != RepositoryState.NONE:
             doing = _STATE_NAMES.get(state, "another git operation")
@@ -82,6 +85,13 @@ class GitTracker:
         if repo.index.conflicts is not None:
             return "the index has unresolved conflicts; resolve them to have changes committed"
         return None
+
+    def index_lock(self) -> str | None:
+        """The path of the repository's ``index.lock`` when another process holds it."""
+        if self.repo is None or self.repo.is_bare:
+            return None
+        lock = Path(self.repo.path) / "index.lock"
+        return str(lock) if os.path.lexists(lock) else None
 
     def repo_path(self, rel: str) -> str:
         """Repository-relative POSIX path of a workspace-relative path."""
@@ -161,7 +171,14 @@ class GitTracker:
             raise ChangesetError(
                 f"git refused the commit: {exc}", "HEAD may have moved; commit by hand with git"
             ) from exc
-        self._update_index(entries)
+        try:
+            self._update_index(entries)
+        except (pygit2.GitError, OSError) as exc:
+            self._withdraw(commit_id, parents)
+            raise ChangesetError(
+                f"could not update the git index ({exc}); the commit was withdrawn",
+                "if no git process is running, delete .git/index.lock, then commit by hand",
+            ) from exc
         log.info("committed %s (%d paths)", commit_id, len(entries))
         return str(commit_id)
 
@@ -211,6 +228,18 @@ class GitTracker:
             record.changeset_id,
         )
         return self.commit_paths(contents, message)
+
+    def _withdraw(self, commit_id: pygit2.Oid, parents: Sequence[pygit2.Oid | str]) -> None:
+        """Move the branch back from ``commit_id`` (just made, nothing else on it) to its
+        parent, so HEAD, the index and the files agree again; only if it still points there."""
+        repo = self._require()
+        branch = repo.lookup_reference(repo.head.name)
+        if branch.target != commit_id:
+            return
+        if parents:
+            branch.set_target(parents[0], "agentic-lsp: withdraw commit (index update failed)")
+        else:
+            branch.delete()
 
     def _clean(self, path: str, data: bytes) -> bytes:
         filters = self._require().load_filter_list(path, FilterMode.TO_ODB)
