@@ -3,6 +3,11 @@ lock, partially staged files, user edits beside the accepted hunks, and a killed
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pygit2
@@ -109,3 +114,83 @@ def test_index_update_failing_after_the_commit_withdraws_it(
     repo.index.read(True)
     assert repo.index["c.txt"].id == _head(root).tree["c.txt"].id
     assert (root / "c.txt").read_text() == "C\n"
+
+
+_CHILD = """
+import pathlib, sys, time
+from agentic_lsp.changes import atomic
+from agentic_lsp.changes.change_service import ChangeService
+
+root, store, changeset_id, stop_after, marker = sys.argv[1:6]
+real_write_one = atomic.write_one
+done = []
+
+def write_one_then_hang(*args, **kwargs):
+    real_write_one(*args, **kwargs)
+    done.append(1)
+    if len(done) == int(stop_after):
+        pathlib.Path(marker).write_text("ready")
+        time.sleep(120)
+
+atomic.write_one = write_one_then_hang
+ChangeService(pathlib.Path(root), pathlib.Path(store)).accept_on_disk(changeset_id, commit=True)
+"""
+
+
+def _kill_accept_after(root: Path, changeset_id: str, writes: int) -> None:
+    """Run an accept in a child process and SIGKILL it after ``writes`` file writes."""
+    marker = root.parent / "marker"
+    marker.unlink(missing_ok=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    args = [str(root), str(root.parent / "store"), changeset_id, str(writes), str(marker)]
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, *args], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert child.poll() is None, "the accepting child exited early"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+
+
+FILES = {"c.txt": ("c\n", "C\n"), "sub/a.txt": ("a\n", "A\n"), "new.txt": (None, "new\n")}
+
+
+def _propose_three(root: Path) -> str:
+    edits = [ProposedEdit(path, after) for path, (_, after) in FILES.items()]
+    return _service(root).propose(edits, run_id="r", title="t").id
+
+
+def _texts(root: Path) -> dict[str, str | None]:
+    return {p: (root / p).read_text() if (root / p).exists() else None for p in FILES}
+
+
+def test_accept_killed_between_writes_is_undone_on_restart(root: Path) -> None:
+    changeset_id = _propose_three(root)
+    head = _head(root).id
+    _kill_accept_after(root, changeset_id, writes=2)
+    service = _service(root)  # starting the service recovers
+    assert _texts(root) == {p: before for p, (before, _) in FILES.items()}
+    assert service.get(changeset_id).status == "pending"
+    assert service.repository.last_accept(changeset_id) is None
+    assert any("put back" in note for note in service.recovery_notes)
+    assert not list((root.parent / "store" / "journal").iterdir())
+    assert not list(root.rglob("*agentic-tmp*"))
+    assert _head(root).id == head
+    service.accept_on_disk(changeset_id, commit=True)  # and it can be accepted again
+    assert _texts(root) == {p: after for p, (_, after) in FILES.items()}
+
+
+def test_accept_killed_after_all_writes_is_recorded_on_restart(root: Path) -> None:
+    changeset_id = _propose_three(root)
+    _kill_accept_after(root, changeset_id, writes=3)
+    service = _service(root)
+    assert _texts(root) == {p: after for p, (_, after) in FILES.items()}
+    assert service.get(changeset_id).status == "accepted"
+    record = service.repository.last_accept(changeset_id)
+    assert record is not None and "interrupted" in record.commit_note
+    assert not list((root.parent / "store" / "journal").iterdir())
+    service.finish_rollback(service.plan_rollback(changeset_id))
+    assert _texts(root) == {p: before for p, (before, _) in FILES.items()}

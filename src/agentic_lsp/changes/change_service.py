@@ -16,6 +16,10 @@ Guarantees:
 * An accept is refused as a whole, with nothing written, when any chosen file is stale (its
   current text, buffer first, is not the proposal's base). Writes are compare-and-swap,
   atomic and all-or-nothing; files keep their mode.
+* An accept that writes is journalled (:mod:`agentic_lsp.changes.journal`) before its first
+  write; a crash mid-accept is finished (every file new) or undone (all old) when the service
+  starts again (:meth:`ChangeService.recover`), with the notes in ``recovery_notes``.
+* A committing accept is refused, with nothing written, while ``.git/index.lock`` is held.
 * A commit (when asked) contains exactly the accepted files that are on disk with the accepted
   content, built on HEAD whatever else is staged; why a commit was not made (or left a file out)
   is in the outcome's notes. Nothing resets, cleans or checks out.
@@ -60,6 +64,7 @@ from agentic_lsp.changes.changeset import (
 )
 from agentic_lsp.changes.decisions import mark_accepted, reject, select
 from agentic_lsp.changes.git import GitTracker
+from agentic_lsp.changes.journal import AcceptJournal
 from agentic_lsp.changes.repository import ChangesetRepository
 from agentic_lsp.changes.rollback import RollbackPlan, plan_rollback, undo_accept
 from agentic_lsp.errors import ChangesetError
@@ -83,6 +88,16 @@ class ChangeService:
         self.listeners: list[ChangeListener] = []
         self._buffers = buffers
         self._lock = threading.RLock()
+        self.journal = AcceptJournal(store_dir)
+        self.recovery_notes: list[str] = []
+        self.recover()
+
+    def recover(self) -> list[str]:
+        """Finish or undo accepts a crash interrupted (see :mod:`.journal`); the notes."""
+        with self._lock:
+            notes = self.journal.recover(self.root, self.repository)
+            self.recovery_notes.extend(notes)
+            return notes
 
     def _notify(self, kind: str, changeset: Changeset) -> None:
         for listener in list(self.listeners):
@@ -200,7 +215,15 @@ class ChangeService:
             )
         if write:
             disk = self.applier.disk_writes(plan, editor_applied=editor_applied)
-            write_all_or_nothing(disk.writes, self.root)
+            if disk.writes:
+                accepted = changeset.model_copy(deep=True)
+                mark_accepted(accepted, plan.selection)
+                self.journal.begin(record, accepted, disk.writes)
+            try:
+                write_all_or_nothing(disk.writes, self.root)
+            except BaseException:
+                self.journal.end(record.id)
+                raise
             if disk.editor_only:
                 outcome.notes.append(
                     "left in the editor only (the file on disk is not the text the change was "
@@ -214,9 +237,12 @@ class ChangeService:
         if commit and disk.on_disk:
             outcome.notes.extend(self._commit(changeset, record, disk.on_disk))
             outcome.commit_id = record.commit_id
+            if record.commit_id:
+                self.journal.committed(record.id, record.commit_id)
         record.commit_note = "; ".join(outcome.notes)
         self.repository.save_accept(record)
         self._save(changeset)
+        self.journal.end(record.id)
         return outcome
 
     def _commit(self, changeset: Changeset, record: AcceptRecord, paths: list[str]) -> list[str]:
