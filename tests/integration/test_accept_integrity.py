@@ -194,3 +194,66 @@ def test_accept_killed_after_all_writes_is_recorded_on_restart(root: Path) -> No
     assert not list((root.parent / "store" / "journal").iterdir())
     service.finish_rollback(service.plan_rollback(changeset_id))
     assert _texts(root) == {p: before for p, (before, _) in FILES.items()}
+
+
+def _edit(text: str, line: int, new: str) -> str:
+    return text.replace(f"line {line}\n", f"{new}\n")
+
+
+def _index_blob(root: Path, path: str) -> bytes:
+    repo = pygit2.Repository(str(root))
+    repo.index.read(True)
+    return repo[repo.index[path].id].read_raw()
+
+
+def test_commit_holds_only_the_accepted_hunks_not_the_users_unstaged_edits(root: Path) -> None:
+    user = _edit(BODY, 2, "user edit")
+    (root / "b.txt").write_text(user)
+    service = _service(root)
+    changeset = service.propose(
+        [ProposedEdit("b.txt", _edit(user, 25, "agent edit"))], run_id="r", title="t"
+    )
+    outcome = service.accept_on_disk(changeset.id, commit=True)
+    head = _head(root)
+    agent_only = _edit(BODY, 25, "agent edit").encode()
+    assert outcome.commit_id == str(head.id)
+    assert pygit2.Repository(str(root))[head.tree["b.txt"].id].read_raw() == agent_only
+    assert _index_blob(root, "b.txt") == agent_only  # the user's edit stays unstaged
+    assert (root / "b.txt").read_text() == _edit(user, 25, "agent edit")
+
+
+def test_overlapping_user_edit_leaves_the_file_uncommitted_with_a_note(root: Path) -> None:
+    user = _edit(BODY, 24, "user edit")
+    (root / "b.txt").write_text(user)
+    service = _service(root)
+    changeset = service.propose(
+        [ProposedEdit("b.txt", _edit(user, 25, "agent edit")), ProposedEdit("c.txt", "C\n")],
+        run_id="r",
+        title="t",
+    )
+    before = _head(root)
+    outcome = service.accept_on_disk(changeset.id, commit=True)
+    head = _head(root)
+    assert head.parents[0].id == before.id and head.tree["b.txt"].id == before.tree["b.txt"].id
+    assert any("b.txt" in note and "not committed" in note for note in outcome.notes)
+    assert (root / "b.txt").read_text() == _edit(user, 25, "agent edit")
+
+
+def test_partially_staged_file_keeps_the_users_staged_snapshot(root: Path) -> None:
+    staged = _edit(BODY, 2, "staged edit")
+    (root / "b.txt").write_text(staged)
+    repo = pygit2.Repository(str(root))
+    repo.index.add("b.txt")
+    repo.index.write()
+    worktree = _edit(staged, 5, "unstaged edit")
+    (root / "b.txt").write_text(worktree)
+    service = _service(root)
+    changeset = service.propose(
+        [ProposedEdit("b.txt", _edit(worktree, 25, "agent edit"))], run_id="r", title="t"
+    )
+    service.accept_on_disk(changeset.id, commit=True)
+    head = _head(root)
+    assert repo[head.tree["b.txt"].id].read_raw() == _edit(BODY, 25, "agent edit").encode()
+    # the index is the new HEAD plus exactly the user's staged change
+    assert _index_blob(root, "b.txt") == _edit(staged, 25, "agent edit").encode()
+    assert (root / "b.txt").read_text() == _edit(worktree, 25, "agent edit")

@@ -21,8 +21,10 @@ Guarantees:
   starts again (:meth:`ChangeService.recover`), with the notes in ``recovery_notes``.
 * A committing accept is refused, with nothing written, while ``.git/index.lock`` is held.
 * A commit (when asked) contains exactly the accepted files that are on disk with the accepted
-  content, built on HEAD whatever else is staged; why a commit was not made (or left a file out)
-  is in the outcome's notes. Nothing resets, cleans or checks out.
+  content, built on HEAD whatever else is staged, and of each file only the accepted change
+  (the user's own unstaged edits stay out; a partially staged file keeps its staged snapshot);
+  why a commit was not made (or left a file out) is in the outcome's notes. Nothing resets,
+  cleans or checks out.
 
 Two ways to accept:
 
@@ -251,7 +253,9 @@ class ChangeService:
         if refusal:
             return [refusal]
         contents = {w.path: encode(w.after) for w in record.writes if w.path in paths}
+        bases = {w.path: encode(w.before) for w in record.writes if w.path in paths}
         skipped = self.git.ignored_untracked(paths)
+        left_out: dict[str, str] = {}
         try:
             record.commit_id = self.git.commit_accepted(
                 paths,
@@ -259,6 +263,8 @@ class ChangeService:
                 changeset.run_id,
                 changeset.id,
                 contents=contents,
+                bases=bases,
+                left_out=left_out,
             )
         except ChangesetError as exc:
             log.warning("commit of changeset %s failed: %s", changeset.id, exc)
@@ -266,7 +272,9 @@ class ChangeService:
         notes = []
         if skipped:
             notes.append(f"ignored by git, not committed: {', '.join(skipped)}")
-        if record.commit_id is None:
+        for path, reason in left_out.items():
+            notes.append(f"written but not committed: {path} ({reason}); commit it by hand")
+        if record.commit_id is None and not left_out:
             notes.append("nothing to commit: the accepted content equals HEAD")
         return notes
 
