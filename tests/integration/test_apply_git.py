@@ -177,7 +177,9 @@ def test_accepting_hunks_one_at_a_time(ws: Workspace) -> None:
     service.accept_on_disk(changeset.id, ["src/app.py"], [2], commit=True)  # rejected, re-chosen
     assert ws.read("src/app.py") == proposed.encode()
     assert str(_head(ws.repo).parents[0].id) == first.commit_id
-    assert _blob(ws.repo, _head(ws.repo), "src/app.py") == proposed.encode()
+    # only this accept's hunk is committed: hunk 0 was accepted without a commit
+    committed = partial.replace("app line 33\n", "changed 33\n")
+    assert _blob(ws.repo, _head(ws.repo), "src/app.py") == committed.encode()
     assert service.get(changeset.id).status == "accepted"
     with pytest.raises(ChangesetError, match="already accepted"):
         service.accept_on_disk(changeset.id, ["src/app.py"], [1], commit=False)
@@ -235,8 +237,11 @@ def test_rollback_after_commit_makes_a_revert_commit(ws: Workspace) -> None:
         ProposedEdit("src/app.py", APP + "appended\n"),
         ProposedEdit("unstaged.txt", "unstaged v2\nagent line\n"),
     )
-    service.accept_on_disk(changeset.id, commit=True)
+    outcome = service.accept_on_disk(changeset.id, commit=True)
     accepted = _head(ws.repo)
+    # the agent's line sits next to the user's unstaged edit: the file is written, not committed
+    assert _changed_paths(ws.repo, accepted) == {"src/app.py"}
+    assert any("unstaged.txt" in note for note in outcome.notes)
     plan = service.plan_rollback(changeset.id)
     assert sorted(w.path for w in plan.disk) == ["src/app.py", "unstaged.txt"]
     assert plan.buffers == []
@@ -245,7 +250,7 @@ def test_rollback_after_commit_makes_a_revert_commit(ws: Workspace) -> None:
     revert = _head(ws.repo)
     assert revert.parents[0].id == accepted.id and record.rollback_commit_id == str(revert.id)
     assert revert.message.startswith('Revert "Improve app"')
-    assert _changed_paths(ws.repo, revert) == {"src/app.py", "unstaged.txt"}
+    assert _changed_paths(ws.repo, revert) == {"src/app.py"}
     for path in ("src/app.py", "unstaged.txt", "staged.txt"):
         assert revert.tree[path].id == initial.tree[path].id
     assert ws.read("src/app.py") == APP.encode()

@@ -16,9 +16,15 @@ Guarantees:
 * An accept is refused as a whole, with nothing written, when any chosen file is stale (its
   current text, buffer first, is not the proposal's base). Writes are compare-and-swap,
   atomic and all-or-nothing; files keep their mode.
+* An accept that writes is journalled (:mod:`agentic_lsp.changes.journal`) before its first
+  write; a crash mid-accept is finished (every file new) or undone (all old) when the service
+  starts again (:meth:`ChangeService.recover`), with the notes in ``recovery_notes``.
+* A committing accept is refused, with nothing written, while ``.git/index.lock`` is held.
 * A commit (when asked) contains exactly the accepted files that are on disk with the accepted
-  content, built on HEAD whatever else is staged; why a commit was not made (or left a file out)
-  is in the outcome's notes. Nothing resets, cleans or checks out.
+  content, built on HEAD whatever else is staged, and of each file only the accepted change
+  (the user's own unstaged edits stay out; a partially staged file keeps its staged snapshot);
+  why a commit was not made (or left a file out) is in the outcome's notes. Nothing resets,
+  cleans or checks out.
 
 Two ways to accept:
 
@@ -60,6 +66,7 @@ from agentic_lsp.changes.changeset import (
 )
 from agentic_lsp.changes.decisions import mark_accepted, reject, select
 from agentic_lsp.changes.git import GitTracker
+from agentic_lsp.changes.journal import AcceptJournal
 from agentic_lsp.changes.repository import ChangesetRepository
 from agentic_lsp.changes.rollback import RollbackPlan, plan_rollback, undo_accept
 from agentic_lsp.errors import ChangesetError
@@ -83,6 +90,16 @@ class ChangeService:
         self.listeners: list[ChangeListener] = []
         self._buffers = buffers
         self._lock = threading.RLock()
+        self.journal = AcceptJournal(store_dir)
+        self.recovery_notes: list[str] = []
+        self.recover()
+
+    def recover(self) -> list[str]:
+        """Finish or undo accepts a crash interrupted (see :mod:`.journal`); the notes."""
+        with self._lock:
+            notes = self.journal.recover(self.root, self.repository)
+            self.recovery_notes.extend(notes)
+            return notes
 
     def _notify(self, kind: str, changeset: Changeset) -> None:
         for listener in list(self.listeners):
@@ -193,9 +210,22 @@ class ChangeService:
         record.writes = list(plan.writes)
         record.hunks = dict(plan.selection)
         outcome = AcceptOutcome(changeset, record)
+        if commit and (lock := self.git.index_lock()):
+            raise ChangesetError(
+                f"{lock} exists (another git process is using the index); nothing was written",
+                "wait for that git command to finish; if none is running, delete the lock file",
+            )
         if write:
             disk = self.applier.disk_writes(plan, editor_applied=editor_applied)
-            write_all_or_nothing(disk.writes)
+            if disk.writes:
+                accepted = changeset.model_copy(deep=True)
+                mark_accepted(accepted, plan.selection)
+                self.journal.begin(record, accepted, disk.writes)
+            try:
+                write_all_or_nothing(disk.writes, self.root)
+            except BaseException:
+                self.journal.end(record.id)
+                raise
             if disk.editor_only:
                 outcome.notes.append(
                     "left in the editor only (the file on disk is not the text the change was "
@@ -209,9 +239,12 @@ class ChangeService:
         if commit and disk.on_disk:
             outcome.notes.extend(self._commit(changeset, record, disk.on_disk))
             outcome.commit_id = record.commit_id
+            if record.commit_id:
+                self.journal.committed(record.id, record.commit_id)
         record.commit_note = "; ".join(outcome.notes)
         self.repository.save_accept(record)
         self._save(changeset)
+        self.journal.end(record.id)
         return outcome
 
     def _commit(self, changeset: Changeset, record: AcceptRecord, paths: list[str]) -> list[str]:
@@ -220,7 +253,9 @@ class ChangeService:
         if refusal:
             return [refusal]
         contents = {w.path: encode(w.after) for w in record.writes if w.path in paths}
+        bases = {w.path: encode(w.before) for w in record.writes if w.path in paths}
         skipped = self.git.ignored_untracked(paths)
+        left_out: dict[str, str] = {}
         try:
             record.commit_id = self.git.commit_accepted(
                 paths,
@@ -228,6 +263,8 @@ class ChangeService:
                 changeset.run_id,
                 changeset.id,
                 contents=contents,
+                bases=bases,
+                left_out=left_out,
             )
         except ChangesetError as exc:
             log.warning("commit of changeset %s failed: %s", changeset.id, exc)
@@ -235,7 +272,9 @@ class ChangeService:
         notes = []
         if skipped:
             notes.append(f"ignored by git, not committed: {', '.join(skipped)}")
-        if record.commit_id is None:
+        for path, reason in left_out.items():
+            notes.append(f"written but not committed: {path} ({reason}); commit it by hand")
+        if record.commit_id is None and not left_out:
             notes.append("nothing to commit: the accepted content equals HEAD")
         return notes
 

@@ -79,12 +79,14 @@ def undo_accept(applier: ChangesetApplier, git: GitTracker, plan: RollbackPlan) 
             continue
         mode = write.mode if write.mode is not None else file_mode(absolute)
         writes.append(FileWrite(absolute, encode(write.before), mode, True, encode(write.after)))
-    write_all_or_nothing(writes)
+    write_all_or_nothing(writes, applier.root)
     if record.commit_id:
         try:
             record.rollback_commit_id = git.commit_revert(record)
         except ChangesetError:
-            write_all_or_nothing([FileWrite(w.path, w.expected, w.mode) for w in writes])
+            write_all_or_nothing(
+                [FileWrite(w.path, w.expected, w.mode) for w in writes], applier.root
+            )
             raise
     record.rolled_back = True
     if plan.changeset is not None:
