@@ -416,7 +416,7 @@ def test_flagged_config_file_is_marked_and_still_acceptable(ws: Workspace) -> No
         ProposedEdit(".mcp.json", "{}\n"),
     )
     assert changeset.flagged == {
-        ".github/workflows/ci.yml": ["edits CI pipeline"],
+        ".github/workflows/ci.yml": ["edits CI pipeline", "runs on the next build/test"],
         ".mcp.json": ["edits editor/agent config file"],
     }
     service.accept_on_disk(changeset.id, [".github/workflows/ci.yml"], commit=True)
