@@ -213,3 +213,14 @@ def test_parse_pool_workers_die_with_the_server(tmp_path: Path) -> None:
         for pid in workers:
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_doctor_sandbox_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentic_lsp.cli.doctor import OK, WARN, check_sandbox
+
+    works = bwrap_status()
+    assert check_sandbox(None).status == (OK if works[0] else WARN)
+    monkeypatch.setattr(isolation, "bwrap_status", lambda: (False, "bwrap is not installed"))
+    check = check_sandbox(None)
+    assert check.status == WARN and "will not run before review" in check.detail
+    assert "bubblewrap" in check.fix and "allow_unisolated" in check.fix
