@@ -86,6 +86,17 @@ class WorkflowSettings(_Section):
     test_command: str | None = None
     test_timeout_s: float = Field(300.0, gt=0)
     max_iterations: int = Field(3, ge=1, le=20)
+    sandbox_network: bool = Field(
+        False,
+        description="Let sandboxed commands (tests, linters) use the network. User-only setting.",
+    )
+    allow_unisolated: bool = Field(
+        False,
+        description=(
+            "Run model-proposed code (tests, linters) before review even when no sandbox "
+            "isolation (bubblewrap) is available. User-only setting."
+        ),
+    )
 
 
 class Settings(_Section):

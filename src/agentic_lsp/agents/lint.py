@@ -93,11 +93,21 @@ class LintAgent(Agent):
         tools = [(tool, files) for tool, files in tools if files]
         if not tools:
             return AgentResult(True, "no configured formatter or linter applies to the changes")
+        names = ", ".join(tool.name for tool, _ in tools)
+        refused = await asyncio.to_thread(ctx.tests.refused, f"{names} was")
+        if refused is not None:
+            why = f"{refused.message}; to enable: {refused.hint}"
+            ctx.log(f"lint: {why}")
+            return AgentResult(True, why, output=why)
         reports: list[str] = []
         remaining = False
         edits: dict[str, str | None] = {}
         async with open_sandbox(
-            ctx.view.root, buffers=ctx.view.buffers, edits=ctx.view.pending
+            ctx.view.root,
+            buffers=ctx.view.buffers,
+            edits=ctx.view.pending,
+            parent=ctx.tests.sandboxes,
+            isolation=ctx.tests.isolation,
         ) as box:
             for tool, files in tools:
                 for argv in tool.fix:
@@ -111,7 +121,6 @@ class LintAgent(Agent):
                     text = await asyncio.to_thread(box.read_text, path)
                     if text is not None and text != ctx.view.pending.get(path):
                         edits[path] = text
-        names = ", ".join(tool.name for tool, _ in tools)
         ok = not (remaining and ctx.options.fail_on_remaining)
         left = "; problems remain (see output)" if remaining else ""
         return AgentResult(

@@ -7,6 +7,11 @@ Guarantees:
 - ``.git`` and caches are not copied; dependency folders (``node_modules``, virtualenvs) are
   linked, read-only by convention, so a copy stays cheap;
 - the copy is bounded (files and bytes) and refuses to start past the bounds;
+- commands run under bubblewrap (see :mod:`agentic_lsp.agents.isolation`): read-only outside
+  the sandbox folder, no real home, no network, the process tree dies with the command; without
+  isolation nothing runs unless the user allowed it (``workflows.allow_unisolated``);
+- sandboxes live under a parent folder with an owner pid marker; ones left by dead processes
+  are removed by :func:`prune_stale_sandboxes`;
 - commands get a reduced environment (an allow-list: no tokens or cloud credentials), a timeout
   after which the whole process group is killed, and bounded output (head and tail kept);
 - blocking work (the copy) runs in a worker thread; commands run with asyncio subprocesses.
@@ -26,6 +31,15 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentic_lsp.agents.isolation import (
+    OWNER_FILE,
+    PREFIX,
+    Isolation,
+    bwrap_argv,
+    bwrap_status,
+    refusal,
+    resolve_program,
+)
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.workspace import resolve_in_workspace
 
@@ -120,8 +134,10 @@ def reduced_environment(extra: Mapping[str, str] | None = None, tmpdir: str = ""
     return env
 
 
-def _copy_tree(source: Path, target: Path, max_files: int, max_bytes: int) -> None:
+def _copy_tree(source: Path, target: Path, max_files: int, max_bytes: int) -> list[Path]:
+    """Copy ``source`` into ``target``; returns the real folders linked instead of copied."""
     files = size = 0
+    linked: list[Path] = []
     for folder, dirs, names in os.walk(source):
         here = Path(folder)
         dest = target / here.relative_to(source)
@@ -129,10 +145,12 @@ def _copy_tree(source: Path, target: Path, max_files: int, max_bytes: int) -> No
         keep = []
         for name in dirs:
             path = here / name
-            if name in SKIP_DIRS:
+            if name in SKIP_DIRS or target.is_relative_to(path):  # never copy the copy
                 continue
             if name in LINK_DIRS or path.is_symlink():
                 os.symlink(os.readlink(path) if path.is_symlink() else path, dest / name)
+                if not path.is_symlink():
+                    linked.append(path)
                 continue
             keep.append(name)
         dirs[:] = keep
@@ -153,15 +171,19 @@ def _copy_tree(source: Path, target: Path, max_files: int, max_bytes: int) -> No
                     f"(over {max_files} files or {max_bytes // 1_000_000} MB)",
                     "set workflows.test_command to a command that tests a smaller part",
                 )
+    return linked
 
 
 class Sandbox:
     """A temporary workspace copy; use :func:`open_sandbox` (it cleans up)."""
 
-    def __init__(self, path: Path, source: Path) -> None:
+    def __init__(self, path: Path, source: Path, isolation: Isolation | None = None) -> None:
         self.path = path
         self.source = source
         self.tmp = path.parent / "tmp"
+        self.home = path.parent / "home"
+        self.isolation = isolation or Isolation()
+        self.linked: list[Path] = []
 
     @classmethod
     def create(
@@ -172,14 +194,21 @@ class Sandbox:
         edits: Mapping[str, str | None] | None = None,
         max_files: int = MAX_FILES,
         max_bytes: int = MAX_BYTES,
+        parent: Path | None = None,
+        isolation: Isolation | None = None,
     ) -> Sandbox:
-        """Copy ``root``, then write ``buffers`` and ``edits`` (``None`` deletes). Blocking."""
-        base = Path(tempfile.mkdtemp(prefix="agentic-sandbox-"))
-        box = cls(base / "workspace", Path(root).resolve())
+        """Copy ``root`` into a new folder under ``parent`` (default: the system temp folder),
+        then write ``buffers`` and ``edits`` (``None`` deletes). Blocking."""
+        if parent is not None:
+            parent.mkdir(parents=True, exist_ok=True)
+        base = Path(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
+        box = cls(base / "workspace", Path(root).resolve(), isolation)
         try:
+            (base / OWNER_FILE).write_text(str(os.getpid()), encoding="ascii")
             box.path.mkdir()
             box.tmp.mkdir()
-            _copy_tree(box.source, box.path, max_files, max_bytes)
+            box.home.mkdir()
+            box.linked = _copy_tree(box.source, box.path, max_files, max_bytes)
             for layer in (buffers or {}, edits or {}):
                 for rel, text in layer.items():
                     box.write(rel, text)
@@ -221,18 +250,38 @@ class Sandbox:
         timeout_s: float,
         env: Mapping[str, str] | None = None,
     ) -> CommandResult:
-        """Run ``command`` in the copy; a string with shell syntax goes through ``/bin/sh -c``."""
+        """Run ``command`` in the copy; a string with shell syntax goes through ``/bin/sh -c``.
+
+        Raises :class:`~agentic_lsp.agents.isolation.IsolationRefused` when no isolation is
+        available and the user has not allowed unisolated runs."""
         if isinstance(command, str):
             shown = command
             argv = ["/bin/sh", "-c", command] if _needs_shell(command) else shlex.split(command)
         else:
             argv, shown = list(command), shlex.join(command)
+        full_env = reduced_environment({"HOME": str(self.home), **(env or {})}, str(self.tmp))
+        isolated, _ = await asyncio.to_thread(bwrap_status)
+        if isolated:
+            program = resolve_program(argv[0], self.path, full_env.get("PATH", ""))
+            if program is None:
+                return CommandResult(shown, 127, f"cannot start {argv[0]!r}: not found", False, 0.0)
+            argv = bwrap_argv(
+                [program, *argv[1:]],
+                base=self.path.parent,
+                cwd=self.path,
+                source=self.source,
+                linked=self.linked,
+                env=full_env,
+                network=self.isolation.network,
+            )
+        elif not self.isolation.allow_unisolated:
+            raise refusal(f"`{shown}` was")
         started = time.perf_counter()
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=self.path,
-                env=reduced_environment(env, str(self.tmp)),
+                env=full_env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
@@ -311,9 +360,13 @@ async def open_sandbox(
     *,
     buffers: Mapping[str, str] | None = None,
     edits: Mapping[str, str | None] | None = None,
+    parent: Path | None = None,
+    isolation: Isolation | None = None,
 ) -> AsyncIterator[Sandbox]:
     """A sandbox for the duration of the block (created and removed off the event loop)."""
-    box = await asyncio.to_thread(Sandbox.create, root, buffers=buffers, edits=edits)
+    box = await asyncio.to_thread(
+        Sandbox.create, root, buffers=buffers, edits=edits, parent=parent, isolation=isolation
+    )
     try:
         yield box
     finally:

@@ -16,6 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from agentic_lsp.agents.isolation import (
+    Isolation,
+    IsolationRefused,
+    bwrap_status,
+    prune_stale_sandboxes,
+    refusal,
+)
 from agentic_lsp.agents.sandbox import CommandResult, open_sandbox
 from agentic_lsp.config import WorkflowSettings
 
@@ -45,8 +52,11 @@ class TestRun:
     timed_out: bool
     output: str
     duration_s: float
+    skipped: str = ""  # why the command was not run (no isolation); empty when it ran
 
     def verdict(self) -> str:
+        if self.skipped:
+            return "not run (no sandbox isolation)"
         if self.timed_out:
             return "timed out"
         if self.passed:
@@ -113,7 +123,16 @@ class TestRunner:
         self.root = root
         self.settings = settings
         self.cache_dir = cache_dir
+        self.sandboxes = cache_dir / "sandboxes"
+        self.isolation = Isolation(settings.sandbox_network, settings.allow_unisolated)
         self.command = detect_test_command(root, settings)
+        prune_stale_sandboxes(self.sandboxes)  # left by a server that died (kill -9, crash)
+
+    def refused(self, what: str) -> IsolationRefused | None:
+        """Why ``what`` must not run now (no isolation, not allowed), or ``None``. Blocking."""
+        if self.isolation.allow_unisolated or bwrap_status()[0]:
+            return None
+        return refusal(what)
 
     async def run(
         self, edits: Mapping[str, str | None], buffers: Mapping[str, str] | None = None
@@ -122,10 +141,20 @@ class TestRunner:
         command = self.command
         if command is None:
             return None
+        refused = self.refused(f"the tests (`{command.shown}`) were")
+        if refused is not None:
+            reason = f"{refused.message}; to enable: {refused.hint}"
+            return TestRun(command.shown, False, False, None, False, reason, 0.0, skipped=reason)
         env: dict[str, str] = {}
         if command.kind == "cargo":
-            env["CARGO_TARGET_DIR"] = str(self.cache_dir / "sandbox-cargo-target")
-        async with open_sandbox(self.root, buffers=buffers, edits=edits) as box:
+            env["CARGO_TARGET_DIR"] = str(self.sandboxes.parent / "sandbox-cargo-target")
+        async with open_sandbox(
+            self.root,
+            buffers=buffers,
+            edits=edits,
+            parent=self.sandboxes,
+            isolation=self.isolation,
+        ) as box:
             result = await box.run(command.command, timeout_s=self.settings.test_timeout_s, env=env)
             output = result.output.replace(str(box.path) + "/", "")
         return TestRun(

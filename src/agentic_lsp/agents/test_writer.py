@@ -72,6 +72,9 @@ class TestsAgent(Agent):
                 "no test command found for this project",
                 errors=["set workflows.test_command (e.g. 'pytest -q') in .agentic-lsp.toml"],
             )
+        if run.skipped:
+            ctx.log(f"tests: {run.skipped}")
+            return AgentResult(True, f"{wrote}; {run.skipped}", edits, output=run.skipped)
         ctx.log(f"tests: `{run.command}` {run.verdict()} in {run.duration_s:.1f}s")
         if options.expect == "fail":
             ok = run.failed_tests

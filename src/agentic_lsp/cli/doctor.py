@@ -86,6 +86,19 @@ def check_git(workspace: Path) -> Check:
     return Check("git", OK, f"libgit2 {libgit2}; repo at {Path(repo_path).parent}")
 
 
+def check_sandbox(loaded: LoadedSettings | None) -> Check:
+    from agentic_lsp.agents.isolation import ENABLE_HINT, bwrap_status
+
+    works, detail = bwrap_status()
+    if works:
+        return Check("sandbox", OK, detail)
+    if loaded is not None and loaded.settings.workflows.allow_unisolated:
+        return Check("sandbox", WARN, f"{detail}; model code runs UNISOLATED (allowed)")
+    return Check(
+        "sandbox", WARN, f"{detail}; model-written code will not run before review", ENABLE_HINT
+    )
+
+
 def _guarded(name: str, fn: Callable[[], Check]) -> Check:
     try:
         return fn()
@@ -104,6 +117,7 @@ def run_checks(workspace: Path) -> list[Check]:
         checks.append(_guarded("index store", lambda: check_store(workspace, loaded)))
     checks.append(_guarded("grammars", check_grammars))
     checks.append(_guarded("git", lambda: check_git(workspace)))
+    checks.append(_guarded("sandbox", lambda: check_sandbox(loaded)))
     return checks
 
 

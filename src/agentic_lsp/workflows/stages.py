@@ -370,7 +370,9 @@ class _StageOutcome:
             self.verify_note = "verify: no test command found (set workflows.test_command)"
             return
         self.test_output = redact(run.output)
-        if run.passed:
+        if run.skipped:
+            self.verify_note = f"verify: {run.skipped}"
+        elif run.passed:
             self.verify_note = f"verify: `{run.command}` passed"
         else:
             self.failed = True
