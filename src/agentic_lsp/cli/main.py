@@ -50,7 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the LSP server over stdio (editors)")
     _workspace_arg(serve)
-    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
+    serve.add_argument(
+        "--tcp",
+        metavar="[HOST:]PORT",
+        help="listen on TCP instead, one client (default host 127.0.0.1; 0: a free port)",
+    )
+    serve.add_argument(
+        "--allow-non-loopback",
+        "--allow-remote",
+        action="store_true",
+        help="allow a --tcp host other machines can reach (no authentication: warns)",
+    )
     serve.add_argument(
         "--mcp-http", type=int, metavar="PORT", help="also serve MCP over HTTP on 127.0.0.1:PORT"
     )

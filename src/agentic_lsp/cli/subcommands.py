@@ -147,6 +147,31 @@ def _unavailable(what: str) -> int:
     )
 
 
+def tcp_address(text: str, allow_non_loopback: bool) -> tuple[str, int]:
+    """``--tcp``'s ``[HOST:]PORT``: 127.0.0.1 unless a host is given; a host other machines can
+    reach needs ``allow_non_loopback`` (and gets a warning on stderr): the LSP port has no
+    authentication, anyone who reaches it can read and edit the workspace."""
+    from agentic_lsp.mcp.security import is_loopback
+
+    host, _, port = text.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or int(port) > 65535:
+        raise AgenticError(f"--tcp {text!r} is not [HOST:]PORT", "e.g. --tcp 2087")
+    if not is_loopback(host):
+        if not allow_non_loopback:
+            raise AgenticError(
+                f"refusing to serve LSP on {host}: only loopback addresses are allowed by default",
+                "use --tcp PORT (127.0.0.1), or pass --allow-non-loopback if other machines must "
+                "reach it (the LSP port has no authentication)",
+            )
+        err.print(
+            f"warning: serving LSP on {host}:{port}, reachable from other machines without "
+            "authentication: anyone who connects can read and edit this workspace",
+            markup=False,
+        )
+    return host, int(port)
+
+
 def serve(args: argparse.Namespace) -> int:
     """The LSP server over stdio (or ``--tcp HOST:PORT``). Ends the process when the client
     says exit (or closes the stream): waiting for worker threads could hang on a blocked read."""
@@ -157,16 +182,12 @@ def serve(args: argparse.Namespace) -> int:
     from agentic_lsp.lsp.server import create_server
     from agentic_lsp.mcp.host import McpHost
 
+    allow = getattr(args, "allow_non_loopback", False)
+    address = tcp_address(args.tcp, allow) if args.tcp else None  # refused before starting
     root = args.workspace.expanduser().resolve() if args.workspace else None
     folder = root if root is not None and root.is_dir() else None
     server = create_server(folder, McpHost(args.mcp_http))
-    if args.tcp:
-        host, _, port = args.tcp.rpartition(":")
-        if not port.isdigit():
-            raise AgenticError(f"--tcp {args.tcp!r} is not HOST:PORT", "e.g. --tcp 127.0.0.1:2087")
-        status = server.run_tcp(host or "127.0.0.1", int(port))
-    else:
-        status = server.run_stdio()
+    status = server.run_tcp(*address) if address is not None else server.run_stdio()
     logging.shutdown()
     sys.stderr.flush()
     os._exit(status)

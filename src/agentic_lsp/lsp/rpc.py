@@ -2,8 +2,11 @@
 
 * A request whose params do not match the method's schema is answered with InvalidParams
   naming the offending field (pygls alone would drop it and leave the client waiting).
-* A request that is not JSON-RPC 2.0 (wrong or missing ``jsonrpc``, not an object) is answered
-  with InvalidRequest when it carries a usable id, otherwise logged and dropped.
+* A request that is not JSON-RPC 2.0 (wrong or missing ``jsonrpc``, not an object), has no
+  ``method`` (and is no response) or a ``method`` that is not a string is answered with
+  InvalidRequest when it carries a usable id, otherwise logged and dropped.
+* Before ``initialize``, requests are answered ServerNotInitialized and notifications dropped
+  (``exit`` excepted), as the specification asks.
 * ``workspace/executeCommand`` runs the command as a task of the request itself, so
   ``$/cancelRequest`` reaches it (pygls' generator-based dispatch would answer "cancelled"
   while the command kept running).
@@ -41,6 +44,7 @@ Model = TypeVar("Model", bound=BaseModel)
 
 REQUEST_FAILED = -32803
 INVALID_REQUEST = -32600
+SERVER_NOT_INITIALIZED = -32002
 
 
 @attrs.define
@@ -54,8 +58,23 @@ class UnreadableRequest:
     jsonrpc: str = "2.0"
 
 
+@attrs.define
+class DroppedMessage:
+    """A message that is neither request, notification nor response, and has no id to answer."""
+
+    reason: str
+
+
 class AgenticProtocol(LanguageServerProtocol):
+    initialize_seen = False
+
     def structure_message(self, data: dict[str, Any]) -> Any:
+        if isinstance(data, dict) and "jsonrpc" in data:
+            why = _invalid_request(data)
+            if why:
+                if _answerable(data):
+                    return UnreadableRequest(data["id"], "", INVALID_REQUEST, why)
+                return DroppedMessage(why)
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
@@ -70,6 +89,11 @@ class AgenticProtocol(LanguageServerProtocol):
             return UnreadableRequest(data["id"], method, JsonRpcInvalidParams.CODE, message)
 
     def handle_message(self, message: Any) -> None:
+        if isinstance(message, DroppedMessage):
+            log.warning("dropping an invalid message: %s", message.reason)
+            return
+        if not self.initialize_seen and not self._before_initialize(message):
+            return
         if isinstance(message, UnreadableRequest):
             log.warning("rejected %s request %r: %s", message.method, message.id, message.message)
             self._send_response(message.id, error=lsp.ResponseError(message.code, message.message))
@@ -87,6 +111,22 @@ class AgenticProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    def _before_initialize(self, message: Any) -> bool:
+        """Whether a message that arrives before ``initialize`` is handled."""
+        method = getattr(message, "method", None)
+        if not isinstance(method, str) or not method or method == lsp.EXIT:
+            return True
+        if method == lsp.INITIALIZE:
+            self.initialize_seen = not isinstance(message, UnreadableRequest)
+            return True
+        request_id = getattr(message, "id", None)
+        if request_id is None:
+            log.warning("dropping %s: the client has not sent initialize yet", method)
+            return False
+        error = lsp.ResponseError(SERVER_NOT_INITIALIZED, f"{method}: server not initialized")
+        self._send_response(request_id, error=error)
+        return False
+
     @lsp_method(lsp.WORKSPACE_EXECUTE_COMMAND)
     async def lsp_workspace__execute_command(  # type: ignore[override]
         self, params: lsp.ExecuteCommandParams
@@ -99,6 +139,15 @@ class AgenticProtocol(LanguageServerProtocol):
         if not isinstance(arguments, list | tuple):
             raise JsonRpcInvalidParams(f"{params.command}: arguments must be an array")
         return await handler(*arguments)
+
+
+def _invalid_request(data: dict[str, Any]) -> str:
+    """Why a JSON-RPC message is no request, notification or response ("" if it is one)."""
+    if "method" in data:
+        return "" if isinstance(data["method"], str) else '"method" must be a string'
+    if "result" in data or "error" in data:
+        return ""
+    return 'a request needs a "method"'
 
 
 def _answerable(data: Any) -> bool:

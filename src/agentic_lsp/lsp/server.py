@@ -17,14 +17,14 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInternalError
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from agentic_lsp import __version__
@@ -33,6 +33,7 @@ from agentic_lsp.errors import AgenticError, WorkspaceError
 from agentic_lsp.index.progress import IndexSummary
 from agentic_lsp.lsp import code_actions, commands, features
 from agentic_lsp.lsp.convert import uri_path
+from agentic_lsp.lsp.framing import MAX_FRAME_BYTES, FrameReader, InvalidStart, serve_frames
 from agentic_lsp.lsp.notifications import ProgressReporter
 from agentic_lsp.lsp.review import Review
 from agentic_lsp.lsp.rpc import AgenticProtocol, invalid_params, request_failed
@@ -173,27 +174,56 @@ class AgenticLanguageServer(LanguageServer):
 
     # -- transports -------------------------------------------------------------------------
 
-    def run_stdio(self) -> int:
+    def run_stdio(self, max_frame: int = MAX_FRAME_BYTES) -> int:
         """Serve on stdin/stdout until exit or end of input; returns the exit status."""
         stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
         sys.stdout = sys.stderr  # a stray print() must never corrupt the protocol stream
-        reader = StdinAsyncReader(stdin, self._reader())
         self.protocol.set_writer(StdoutWriter(stdout))
-        return self._run(lambda stop: run_async(stop, reader, self.protocol, log,
-                                                self.report_server_error))  # fmt: skip
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lsp-stdin")
 
-    def run_tcp(self, host: str, port: int) -> int:
-        """Serve one client on ``host:port`` (for debugging); returns the exit status."""
+        async def serve(stop: threading.Event) -> None:
+            loop = asyncio.get_running_loop()
+
+            def read(n: int) -> Awaitable[bytes]:
+                return loop.run_in_executor(executor, stdin.read1, n)  # type: ignore[union-attr]
+
+            frames = FrameReader(read, max_frame=max_frame)
+            await serve_frames(stop, frames, self.protocol, self.report_server_error)
+
+        return self._run(serve)
+
+    def run_tcp(self, host: str, port: int, max_frame: int = MAX_FRAME_BYTES) -> int:
+        """Serve one client on ``host:port``; returns the exit status. A connection whose first
+        bytes are not an LSP frame (an HTTP request from a browser, say) is closed without
+        anything dispatched, and so is any other connection while the client is connected."""
 
         async def serve(stop: threading.Event) -> None:
             done = asyncio.Event()
+            client: list[asyncio.StreamWriter] = []
 
             async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-                self.protocol.set_writer(writer)
+                peer = writer.get_extra_info("peername")
+                if client:
+                    log.warning("refused a second connection from %s", peer)
+                    writer.close()
+                    return
+
+                def first() -> None:
+                    if client:
+                        raise InvalidStart("another client is connected")
+                    client.append(writer)
+                    self.protocol.set_writer(writer)
+
+                frames = FrameReader(reader.read, max_frame=max_frame, strict=True)
                 try:
-                    await run_async(stop, reader, self.protocol, log, self.report_server_error)
+                    await serve_frames(stop, frames, self.protocol, self.report_server_error, first)
+                except (InvalidStart, ConnectionError) as exc:
+                    log.warning("dropped a connection from %s: %s", peer, exc)
                 finally:
-                    done.set()
+                    if client and client[0] is writer:
+                        done.set()
+                    else:
+                        writer.close()
 
             server = await asyncio.start_server(connection, host, port)
             address = server.sockets[0].getsockname()
@@ -203,9 +233,6 @@ class AgenticLanguageServer(LanguageServer):
                 await done.wait()
 
         return self._run(serve)
-
-    def _reader(self) -> ThreadPoolExecutor:
-        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="lsp-stdin")
 
     def _run(self, body: Any) -> int:
         # Indexing (torch) must not take every core from the editor's requests; an explicit
