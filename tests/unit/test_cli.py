@@ -47,10 +47,10 @@ def test_version() -> None:
 
 
 def test_bad_config_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
-    (tmp_path / ".agentic-lsp.toml").write_text("[llm]\ntemperature = 'hot'\n")
+    (tmp_path / ".agentic-lsp.toml").write_text("[index]\nfile_top_k = 'many'\n")
     result = _run("doctor", "-w", str(tmp_path))
     assert result.returncode == 1
-    assert "llm.temperature" in result.stdout
+    assert "index.file_top_k" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentic_lsp.config import user_config_path
 from agentic_lsp.errors import ChangesetError
 from agentic_lsp.lsp import wire
 from agentic_lsp.lsp import wire_changesets as cwire
@@ -47,6 +48,10 @@ class SearchArgs(_Args):
 
 class RootArgs(_Args):
     pass
+
+
+class TrustArgs(_Args):
+    trusted: bool = True
 
 
 class ReindexArgs(_Args):
@@ -193,6 +198,21 @@ async def reindex(
     if summary is None:
         return wire.ReindexFailed(failed=root.engine.status().message)
     return wire.IndexSummaryWire.from_engine(summary)
+
+
+@command("agentic.trustWorkspace", TrustArgs, "{root?: string, trusted?: bool}",
+         wire.TrustWorkspaceResult)  # fmt: skip
+async def trust_workspace(ls: AgenticLanguageServer, args: TrustArgs) -> wire.TrustWorkspaceResult:
+    """Record (or revoke) the user's trust in a folder and serve it again with its settings.
+    Editors only: the MCP side has no such tool (a model must not trust a repository)."""
+    from agentic_lsp.trust import set_trusted, trust_store_path
+
+    root = ls.workspaces.choose(args.root)
+    await asyncio.to_thread(set_trusted, trust_store_path(user_config_path()), root.path,
+                            args.trusted)  # fmt: skip
+    fresh = await ls.reload_root(root)
+    base = wire.SettingsIgnored.from_loaded(fresh.engine.loaded)
+    return wire.TrustWorkspaceResult(**base.model_dump(), root=str(fresh.path), reloaded=True)
 
 
 # -- workflow runs --------------------------------------------------------------------------------

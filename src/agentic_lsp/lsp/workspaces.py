@@ -65,6 +65,10 @@ class Workspaces:
         self.roots[path] = root
         return root
 
+    def check_settings(self, folder: Path, init_options: Mapping[str, Any] | None) -> None:
+        """Raise :class:`ConfigError` if ``folder``'s settings do not load."""
+        load_settings(Path(os.path.realpath(folder)), init_options=init_options)
+
     def remove(self, folder: Path) -> Root | None:
         return self.roots.pop(Path(os.path.realpath(folder)), None)
 
