@@ -153,3 +153,24 @@ def test_doctor_reports_trust(tmp_path: Path) -> None:
     set_trusted(_store(), tmp_path)
     check = check_trust(tmp_path, load_settings(tmp_path, environ={}))
     assert check.status == OK and check.detail.startswith("trusted")
+
+
+async def test_trust_command_does_not_reload_under_a_running_workflow(tmp_path: Path) -> None:
+    """Reloading the folder would cancel the run: trust is recorded, the reload waits."""
+    from types import SimpleNamespace
+
+    from agentic_lsp.lsp.commands import TrustArgs, trust_workspace
+    from agentic_lsp.lsp.workspaces import Workspaces
+
+    (tmp_path / ".agentic-lsp.toml").write_text('[llm]\nollama_host = "http://h:1"\n')
+    report = SimpleNamespace(status="running")
+    workflows = SimpleNamespace(get_report=lambda run_id: report)
+    root = SimpleNamespace(path=tmp_path, engine=SimpleNamespace(workflows=workflows))
+    workspaces = SimpleNamespace(
+        choose=lambda hint: root, check_settings=Workspaces.check_settings.__get__(object())
+    )
+    ls = SimpleNamespace(workspaces=workspaces, runs={"r1": root}, init_options={})
+    result = await trust_workspace(ls, TrustArgs())  # type: ignore[arg-type]
+    assert result.reloaded is False and "r1" in result.note
+    assert result.trusted is True and result.ignored == []
+    assert is_trusted(_store(), tmp_path)

@@ -210,6 +210,15 @@ async def trust_workspace(ls: AgenticLanguageServer, args: TrustArgs) -> wire.Tr
     root = ls.workspaces.choose(args.root)
     await asyncio.to_thread(set_trusted, trust_store_path(user_config_path()), root.path,
                             args.trusted)  # fmt: skip
+    running = [run_id for run_id, owner in ls.runs.items() if owner is root
+               and root.engine.workflows.get_report(run_id).status == "running"]  # fmt: skip
+    if running:  # reloading would cancel the run: the settings apply on the next reload
+        loaded = ls.workspaces.check_settings(root.path, ls.init_options)
+        base = wire.SettingsIgnored.from_loaded(loaded)
+        note = (f"run {running[0]} is in progress; the folder keeps its current settings until "
+                "agentic.trustWorkspace is run again after it or the server restarts")  # fmt: skip
+        return wire.TrustWorkspaceResult(**base.model_dump(), root=str(root.path),
+                                         reloaded=False, note=note)  # fmt: skip
     fresh = await ls.reload_root(root)
     base = wire.SettingsIgnored.from_loaded(fresh.engine.loaded)
     return wire.TrustWorkspaceResult(**base.model_dump(), root=str(fresh.path), reloaded=True)

@@ -324,3 +324,4 @@ class TrustWorkspaceResult(SettingsIgnored):
 
     root: str
     reloaded: bool
+    note: str = ""
