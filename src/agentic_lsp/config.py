@@ -5,6 +5,9 @@ Precedence (later wins): built-in defaults
 < workspace ``.agentic-lsp.toml`` (or ``[tool.agentic-lsp]`` in ``pyproject.toml``) < environment
 (``AGENTIC_LSP_SECTION__KEY``, ``OLLAMA_HOST``) < LSP ``initializationOptions``.
 
+A repository's own file may set only the keys :mod:`agentic_lsp.trust` allows it; the rest are
+ignored (listed in :attr:`LoadedSettings.ignored`) until the user trusts the workspace.
+
 Every leaf value remembers the layer it came from, so a validation error names the key *and* the
 file or variable to fix, never a traceback.
 """
@@ -22,6 +25,7 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentic_lsp.errors import ConfigError
+from agentic_lsp.trust import INIT_OPTION, Ignored, is_trusted, split_repo_layer, trust_store_path
 
 ENV_PREFIX = "AGENTIC_LSP_"
 WORKSPACE_FILE = ".agentic-lsp.toml"
@@ -123,6 +127,15 @@ class LoadedSettings:
     settings: Settings
     sources: dict[tuple[str, ...], str] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
+    workspace: Path | None = None
+    trusted: bool = False
+    trust_source: str = "not trusted"  # what trusted it: the trust store or the editor
+    ignored: list[Ignored] = field(default_factory=list)  # protected keys the repository set
+
+    @property
+    def warnings(self) -> list[str]:
+        root = self.workspace or Path(".")
+        return [item.message(root) for item in self.ignored]
 
     def source_of(self, *key: str) -> str:
         return self.sources.get(tuple(key), "default")
@@ -246,26 +259,52 @@ def load_settings(
     merged: dict[str, Any] = {}
     sources: dict[tuple[str, ...], str] = {}
     files: list[Path] = []
+    ignored: list[Ignored] = []
+    options = dict(init_options or {})
+    vouched = options.pop(INIT_OPTION, None)
 
     user_path = user_file or user_config_path()
     if user_path.is_file():
         _merge(merged, _read_toml(user_path), str(user_path), sources)
         files.append(user_path)
+    trusted, trust_source = _trust(workspace, vouched, trust_store_path(user_path))
     if workspace is not None:
         layer, path = workspace_layer(workspace)
         if path is not None:
             label = f"{path} [tool.agentic-lsp]" if path.name == "pyproject.toml" else str(path)
+            if not trusted:
+                layer, ignored = split_repo_layer(layer, label)
             _merge(merged, layer, label, sources)
             files.append(path)
     _merge(merged, env_layer(environ), "environment", sources)
-    if init_options:
-        _merge(merged, dict(init_options), "initializationOptions", sources)
+    if options:
+        _merge(merged, options, "initializationOptions", sources)
 
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, sources), "correct or remove the key shown") from None
-    return LoadedSettings(settings, sources, files)
+    return LoadedSettings(settings, sources, files, workspace, trusted, trust_source, ignored)
+
+
+def _trust(workspace: Path | None, vouched: Any, store: Path) -> tuple[bool, str]:
+    """Whether the workspace's own file may set protected keys, and why (or why not).
+    ``trustWorkspace`` from the editor decides when given; else the user's trust store."""
+    if workspace is None:
+        return False, "no workspace"
+    if vouched is not None:
+        if not isinstance(vouched, bool):
+            raise ConfigError(
+                f"{INIT_OPTION}: must be true or false (got {vouched!r}) — from "
+                "initializationOptions",
+                "correct or remove the key shown",
+            )
+        return vouched, "initializationOptions" if vouched else "not trusted by the editor"
+    real = Path(os.path.realpath(workspace))
+    inside = Path(os.path.realpath(store)).is_relative_to(real)
+    if not inside and is_trusted(store, workspace):  # a repository's own file never counts
+        return True, f"trust store {store}"
+    return False, "not trusted"
 
 
 def _describe(exc: ValidationError, sources: dict[tuple[str, ...], str]) -> str:

@@ -23,7 +23,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from agentic_lsp.changes.changeset import Changeset, ProposedEdit, build_changeset
 from agentic_lsp.changes.repository import ChangesetRepository
-from agentic_lsp.config import load_settings
+from agentic_lsp.config import load_settings, user_config_path
+from agentic_lsp.trust import set_trusted, trust_store_path
 from agentic_lsp.workspace import workspace_cache_dir
 
 SERVER = [sys.executable, "-m", "agentic_lsp", "serve"]
@@ -297,6 +298,14 @@ def isolated_env(home: Path) -> dict[str, str]:
         TOKENIZERS_PARALLELISM="false",
     )
     return env
+
+
+def trust_folder(root: Path, *homes: Path) -> None:
+    """Trust ``root`` (its settings file sets cache_dir and the like) in the trust store of each
+    server started with ``isolated_env(home)``, and of this test process."""
+    for home in homes:
+        set_trusted(trust_store_path(Path(isolated_env(home)["AGENTIC_LSP_CONFIG"])), root)
+    set_trusted(trust_store_path(user_config_path()), root)
 
 
 async def add_folder(editor: Editor, folder: Path) -> None:

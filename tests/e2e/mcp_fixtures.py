@@ -27,9 +27,10 @@ from scripted_workflow import install_workflow, search_replace
 
 from agentic_lsp.changes.changeset import Changeset, ProposedEdit, build_changeset
 from agentic_lsp.changes.repository import ChangesetRepository
-from agentic_lsp.config import load_settings
+from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.mcp.runtime import RuntimeInfo, read_live_runtime, runtime_path
 from agentic_lsp.mcp.server import HttpServerHandle
+from agentic_lsp.trust import set_trusted, trust_store_path
 from agentic_lsp.workspace import workspace_cache_dir
 
 START_TIMEOUT_S = 90
@@ -88,6 +89,8 @@ def make_workspace(base: Path, script_steps: list[dict[str, str]] | None = None)
         f'[llm]\nprovider = "scripted"\nscript_path = "{script}"\n'
         "[mcp]\nmax_body_bytes = 20000\n"
     )
+    # the user trusts it (its settings pick the scripted model and the cache dir)
+    set_trusted(trust_store_path(Path(server_env(base)["AGENTIC_LSP_CONFIG"])), root)
     repo = pygit2.init_repository(str(root))
     repo.config["user.name"] = "Test"
     repo.config["user.email"] = "test@example.com"
@@ -111,8 +114,13 @@ def server_env(home: Path) -> dict[str, str]:
     return env
 
 
+def trusted_settings(root: Path) -> LoadedSettings:
+    """The settings of a workspace made by :func:`make_workspace`, read as its user does."""
+    return load_settings(root, init_options={"trustWorkspace": True})
+
+
 def cache_dir(root: Path) -> Path:
-    return workspace_cache_dir(root, load_settings(root).settings)
+    return workspace_cache_dir(root, trusted_settings(root).settings)
 
 
 def stdio_params(root: Path, env: Mapping[str, str]) -> StdioServerParameters:

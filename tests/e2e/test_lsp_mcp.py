@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pygit2
-from lsp_harness import isolated_env, propose, start_editor, stop_editor
+from lsp_harness import isolated_env, propose, start_editor, stop_editor, trust_folder
 from mcp import Client, StdioServerParameters
 
 from agentic_lsp.changes.changeset import ProposedEdit
@@ -33,6 +33,7 @@ async def test_mcp_launch_bridges_to_the_editor_and_accepts_through_it(tmp_path:
     root = tmp_path / "repo"
     _repo(root, tmp_path)
     env = isolated_env(tmp_path)
+    trust_folder(root, tmp_path)
     editor = await start_editor(root, env=env)
     try:
         endpoint = await editor.wait_event("mcp_endpoint")

@@ -26,6 +26,7 @@ from lsp_harness import (
     snake_keys,
     start_editor,
     stop_editor,
+    trust_folder,
     uri,
 )
 from lsprotocol import types as t
@@ -118,6 +119,7 @@ async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Edit
     options = {"cache_dir": str(home / "index")}
     editor = await start_editor(lobby, options, env=isolated_env(home))
     editor.options = options  # type: ignore[attr-defined]
+    editor.home = home  # type: ignore[attr-defined]
     yield editor
     assert await stop_editor(editor) == 0
 
@@ -296,10 +298,11 @@ async def test_declined_or_failing_apply_edit(ws: Repo, editor: Editor) -> None:
 
 
 async def test_workspace_settings_can_turn_commits_off(tmp_path: Path, shared: Editor) -> None:
-    """``commit_on_accept = false`` in the folder's .agentic-lsp.toml: the editor keeps it."""
+    """``commit_on_accept = false`` in a trusted folder's .agentic-lsp.toml: the editor keeps it."""
     settings = "[changes]\ncommit_on_accept = false\n"
     ws = make_repo(tmp_path / "nocommit", {".agentic-lsp.toml": settings})
     ws.options = shared.options  # type: ignore[attr-defined]
+    trust_folder(ws.root, shared.home)  # type: ignore[attr-defined]
     await add_folder(shared, ws.root)
     shared.root, shared.apply_answer = ws.root, "apply"
     shared.edits.clear()

@@ -12,7 +12,15 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp_fixtures import GREET, http_client, make_workspace, ok, propose, text_of
+from mcp_fixtures import (
+    GREET,
+    http_client,
+    make_workspace,
+    ok,
+    propose,
+    text_of,
+    trusted_settings,
+)
 
 from agentic_lsp.changes.changeset import ProposedEdit
 from agentic_lsp.config import load_settings
@@ -54,7 +62,7 @@ class BufferEditor:
 @pytest.fixture
 async def engine(tmp_path: Path):
     root = make_workspace(tmp_path)
-    engine = Engine(root, load_settings(root))
+    engine = Engine(root, trusted_settings(root))
     await engine.start(index=False, watch=False)
     await asyncio.to_thread(engine.sync_blocking, None, False)  # symbols + lexical, no model
     yield engine
@@ -130,7 +138,7 @@ async def test_accept_goes_through_the_connected_editor(engine: Engine) -> None:
 
 async def test_engine_not_open_yet_is_reported_not_crashed(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
-    unopened = Engine(root, load_settings(root))  # the LSP server opens it after initialize
+    unopened = Engine(root, trusted_settings(root))  # the LSP server opens it after initialize
     handle = await start_http_server(lambda: unopened, "127.0.0.1", 0, unopened.settings)
     try:
         assert handle.runtime_file == runtime_path(unopened.cache_dir)
@@ -142,3 +150,27 @@ async def test_engine_not_open_yet_is_reported_not_crashed(tmp_path: Path) -> No
     finally:
         await handle.stop()
         await unopened.close()
+
+
+async def test_index_status_reports_trust_and_ignored_settings(tmp_path: Path) -> None:
+    """Read as a user who never trusted it, the workspace's cache dir and model are ignored; the
+    MCP client sees that (there is no tool to trust it: only the user can)."""
+    root = make_workspace(tmp_path)
+    untrusted = Engine(root, load_settings(root, user_file=tmp_path / "none.toml"))
+    untrusted.open()
+    handle = await start_http_server(
+        lambda: untrusted, "127.0.0.1", 0, untrusted.settings, write_runtime_file=False
+    )
+    try:
+        async with http_client(handle) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert not any("trust" in name for name in names)
+            result = ok(await client.call_tool("index_status", {}))
+            status = result.structured_content
+            assert status["trusted"] is False
+            keys = {item["key"] for item in status["ignored_settings"]}
+            assert {"cache_dir", "llm.provider", "llm.script_path", "mcp.max_body_bytes"} <= keys
+            assert "agentic-lsp trust" in text_of(result)
+    finally:
+        await handle.stop()
+        await untrusted.close()

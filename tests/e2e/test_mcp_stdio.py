@@ -81,6 +81,7 @@ async def test_workflow_round_trip_over_stdio(tmp_path: Path) -> None:
 
     async with Client(stdio_params(root, server_env(tmp_path))) as client:
         status = ok(await client.call_tool("index_status", {})).structured_content
+        assert status["trusted"] is True and status["ignored_settings"] == []
         endpoint = runtime_path(cache_dir(root))
         info = read_runtime(endpoint)
         assert info is not None and info.pid == status["pid"]  # bridgeable while it runs

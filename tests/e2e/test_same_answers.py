@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lsp_harness import isolated_env, start_editor, stop_editor, uri
+from lsp_harness import isolated_env, start_editor, stop_editor, trust_folder, uri
 from lsprotocol import types as t
 from mcp import Client, StdioServerParameters
 
@@ -63,6 +63,7 @@ async def test_lsp_and_mcp_agree(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     _workspace(root, tmp_path)
     env = isolated_env(tmp_path)
+    trust_folder(root, tmp_path)
     editor = await start_editor(root, env=env)
     try:
         await editor.wait_event("mcp_endpoint")

@@ -86,7 +86,15 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def engine(workspace: Path) -> Iterator[Engine]:
-    engine = Engine(workspace, load_settings(workspace, environ={}, user_file=workspace / "none"))
+    engine = Engine(
+        workspace,
+        load_settings(
+            workspace,
+            environ={},
+            user_file=workspace / "none",
+            init_options={"trustWorkspace": True},
+        ),
+    )
     engine.open()
     engine.sync_blocking()  # dense too: the model's queries are plain words
     yield engine

@@ -11,6 +11,8 @@ import pytest
 import yaml
 
 from agentic_lsp.cli.main import main
+from agentic_lsp.config import user_config_path
+from agentic_lsp.trust import set_trusted, trust_store_path
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "workflows"
 FIX_TOTAL = (
@@ -36,6 +38,7 @@ def configure(root: Path, steps: list[dict[str, str]]) -> None:
         f'[llm]\nprovider = "scripted"\nscript_path = "{script}"\n'
         "[index]\nwatch = false\n[changes]\ncommit_on_accept = false\n"
     )
+    set_trusted(trust_store_path(user_config_path()), root)  # the user trusts their repository
 
 
 def test_show_graph_prints_the_workflow_as_mermaid(

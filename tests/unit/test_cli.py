@@ -11,7 +11,7 @@ import pytest
 
 from agentic_lsp.cli.main import build_parser, main
 
-COMMANDS = ["serve", "mcp", "index", "search", "run", "doctor", "demo"]
+COMMANDS = ["serve", "mcp", "index", "search", "run", "doctor", "trust", "demo"]
 
 
 def _run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):
@@ -46,11 +46,22 @@ def test_version() -> None:
     assert result.stdout.startswith("agentic-lsp ")
 
 
+def test_doctor_shows_the_workspace_trust_and_ignored_settings(tmp_path: Path) -> None:
+    (tmp_path / ".agentic-lsp.toml").write_text('[llm]\nollama_host = "http://127.0.0.1:9"\n')
+    result = _run("doctor", "-w", str(tmp_path), env={"AGENTIC_LSP_LLM__PROVIDER": "scripted"})
+    assert "workspace trust" in result.stdout and "llm.ollama_host" in result.stdout
+    assert "agentic-lsp trust" in result.stdout
+    assert _run("trust", str(tmp_path)).returncode == 0
+    result = _run("doctor", "-w", str(tmp_path), env={"AGENTIC_LSP_LLM__PROVIDER": "scripted"})
+    line = next(row for row in result.stdout.splitlines() if "workspace trust" in row)
+    assert "trusted (trust store" in line
+
+
 def test_bad_config_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
-    (tmp_path / ".agentic-lsp.toml").write_text("[llm]\ntemperature = 'hot'\n")
+    (tmp_path / ".agentic-lsp.toml").write_text("[index]\nfile_top_k = 'many'\n")
     result = _run("doctor", "-w", str(tmp_path))
     assert result.returncode == 1
-    assert "llm.temperature" in result.stdout
+    assert "index.file_top_k" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
 
 

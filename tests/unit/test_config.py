@@ -23,20 +23,21 @@ def test_defaults_without_any_file(tmp_path: Path) -> None:
 def test_each_layer_overrides_the_previous(tmp_path: Path, user_config: Path) -> None:
     user_config.write_text(
         '[llm]\nmodel = "user-model"\ntemperature = 0.5\n[index]\nmax_file_bytes = 2000\n'
-        "file_top_k = 7\n"
+        "file_top_k = 7\nfunction_top_k = 8\n"
     )
     (tmp_path / ".agentic-lsp.toml").write_text(
-        '[llm]\nmodel = "workspace-model"\n[index]\nmax_file_bytes = 3000\n'
+        "[index]\nmax_file_bytes = 3000\nfunction_top_k = 9\n"
     )
     env = {"AGENTIC_LSP_INDEX__MAX_FILE_BYTES": "4000", "OLLAMA_HOST": "10.0.0.5:11434"}
     loaded = load_settings(tmp_path, environ=env, init_options={"llm": {"temperature": 0.9}})
     s = loaded.settings
-    assert s.llm.model == "workspace-model"  # workspace beats user
+    assert s.index.function_top_k == 9  # workspace beats user
+    assert s.llm.model == "user-model"
     assert s.index.max_file_bytes == 4000  # env beats workspace
     assert s.index.file_top_k == 7  # user value survives where nothing overrides it
     assert s.llm.temperature == 0.9  # initializationOptions beat everything
     assert s.llm.ollama_host == "http://10.0.0.5:11434"  # OLLAMA_HOST without scheme is accepted
-    assert loaded.source_of("llm", "model").endswith(".agentic-lsp.toml")
+    assert loaded.source_of("index", "function_top_k").endswith(".agentic-lsp.toml")
     assert loaded.source_of("index", "file_top_k") == str(user_config)
     assert loaded.source_of("index", "max_file_bytes") == "environment"
     assert loaded.source_of("llm", "temperature") == "initializationOptions"
@@ -44,17 +45,17 @@ def test_each_layer_overrides_the_previous(tmp_path: Path, user_config: Path) ->
 
 def test_pyproject_tool_table_is_read(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "x"\n[tool.agentic-lsp.changes]\ncommit_on_accept = false\n'
+        '[project]\nname = "x"\n[tool.agentic-lsp.workflows]\nmax_iterations = 5\n'
     )
     loaded = load_settings(tmp_path, environ={})
-    assert loaded.settings.changes.commit_on_accept is False
-    assert "pyproject.toml [tool.agentic-lsp]" in loaded.source_of("changes", "commit_on_accept")
+    assert loaded.settings.workflows.max_iterations == 5
+    assert "pyproject.toml [tool.agentic-lsp]" in loaded.source_of("workflows", "max_iterations")
 
 
 def test_dedicated_file_wins_over_pyproject(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.agentic-lsp.llm]\nmodel = "from-pyproject"\n')
-    (tmp_path / ".agentic-lsp.toml").write_text('[llm]\nmodel = "from-own-file"\n')
-    assert load_settings(tmp_path, environ={}).settings.llm.model == "from-own-file"
+    (tmp_path / "pyproject.toml").write_text("[tool.agentic-lsp.index]\nfile_top_k = 3\n")
+    (tmp_path / ".agentic-lsp.toml").write_text("[index]\nfile_top_k = 4\n")
+    assert load_settings(tmp_path, environ={}).settings.index.file_top_k == 4
 
 
 def test_wrong_type_names_key_and_file(tmp_path: Path) -> None:

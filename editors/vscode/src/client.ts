@@ -63,7 +63,10 @@ export class AgenticClient implements vscode.Disposable {
     try {
       const interpreter = await selectedInterpreter(folder.uri);
       this.launch = resolveLaunch(launchSettings(folder.uri), folder.uri.fsPath, interpreter, realProbe, os.homedir());
-      initializationOptions = buildInitializationOptions(userSettings(folder.uri));
+      initializationOptions = buildInitializationOptions({
+        ...userSettings(folder.uri),
+        workspaceTrusted: vscode.workspace.isTrusted,
+      });
     } catch (error) {
       this.setState('failed');
       if (error instanceof LaunchError) {

@@ -133,6 +133,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Agenti
         }
       }
     }),
+    vscode.workspace.onDidGrantWorkspaceTrust(async () => {
+      // the server reads the folder's own settings file in full once it is trusted
+      if (client.running) {
+        await client.restart();
+      }
+    }),
     vscode.workspace.onDidChangeWorkspaceFolders(async () => {
       if (!client.running && client.state !== 'starting') {
         await client.start();

@@ -6,10 +6,19 @@ import type { LaunchSettings } from './logic/serverLaunch';
 
 export const SECTION = 'agentic';
 
+/**
+ * The value the user set. In a folder VS Code does not trust, the folder's own
+ * `.vscode/settings.json` (and the workspace file) came with the repository: only the user's
+ * own settings count (these keys are `restrictedConfigurations` in package.json, but `inspect`
+ * still reports the workspace values).
+ */
 function userValue<T>(config: vscode.WorkspaceConfiguration, key: string): T | undefined {
   const seen = config.inspect<T>(key);
   if (!seen) {
     return undefined;
+  }
+  if (!vscode.workspace.isTrusted) {
+    return seen.globalValue;
   }
   return seen.workspaceFolderValue ?? seen.workspaceValue ?? seen.globalValue;
 }

@@ -41,6 +41,20 @@ def check_config(workspace: Path) -> tuple[Check, LoadedSettings | None]:
     return Check("config", OK, files), loaded
 
 
+def check_trust(workspace: Path, loaded: LoadedSettings) -> Check:
+    """Whether the workspace's own settings file may set user-only keys, and which it tried."""
+    state = f"trusted ({loaded.trust_source})" if loaded.trusted else loaded.trust_source
+    if not loaded.ignored:
+        return Check("workspace trust", OK, state)
+    keys = ", ".join(f"{i.key} ({i.source})" for i in loaded.ignored)
+    return Check(
+        "workspace trust",
+        WARN,
+        f"{state}; ignored: {keys}",
+        f"if you trust this repository: agentic-lsp trust {workspace.expanduser().resolve()}",
+    )
+
+
 def check_ollama(loaded: LoadedSettings) -> Check:
     llm = loaded.settings.llm
     if llm.provider != "ollama":
@@ -112,6 +126,7 @@ def run_checks(workspace: Path) -> list[Check]:
     config_check, loaded = check_config(workspace)
     checks.append(config_check)
     if loaded is not None:
+        checks.append(_guarded("workspace trust", lambda: check_trust(workspace, loaded)))
         checks.append(_guarded("ollama", lambda: check_ollama(loaded)))
         checks.append(_guarded("embeddings", lambda: check_embedder(loaded)))
         checks.append(_guarded("index store", lambda: check_store(workspace, loaded)))

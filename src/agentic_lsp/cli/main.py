@@ -1,4 +1,5 @@
-"""Command-line entry point: ``agentic-lsp serve | mcp | index | search | run | doctor | demo``.
+"""Command-line entry point: ``agentic-lsp serve | mcp | index | search | run | doctor | trust |
+demo``.
 
 Heavy modules (torch, qdrant, langgraph) are imported inside the command that needs them, so
 ``--help`` and ``doctor`` start fast. Every :class:`AgenticError` ends as a message plus the fix on
@@ -111,6 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_arg(doctor)
     doctor.set_defaults(handler=_cmd_doctor)
 
+    trust = sub.add_parser(
+        "trust", help="let a workspace's own settings file choose hosts, models, paths, …"
+    )
+    trust.add_argument("path", nargs="?", default=str(Path.cwd()), help="workspace (default: .)")
+    trust.add_argument("--revoke", action="store_true", help="stop trusting the workspace")
+    trust.set_defaults(handler=_cmd_trust)
+
     demo = sub.add_parser("demo", help="index a real sample codebase and search it, offline")
     demo.add_argument("--path", type=Path, help="codebase to use (default: a bundled library)")
     demo.set_defaults(handler=_cmd_demo)
@@ -151,6 +159,12 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from agentic_lsp.cli.doctor import run_doctor
 
     return run_doctor(args.workspace)
+
+
+def _cmd_trust(args: argparse.Namespace) -> int:
+    from agentic_lsp.cli.trust_cmd import trust
+
+    return trust(args)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from dataclasses import asdict
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from agentic_lsp.errors import AgenticError, WorkspaceError
 from agentic_lsp.index.progress import IndexProgress, IndexSummary
 from agentic_lsp.logs import configure_logging
 
+log = logging.getLogger(__name__)
 err = Console(stderr=True)
 out = Console(highlight=False, soft_wrap=True, markup=False)
 
@@ -31,6 +33,8 @@ def _settings(root: Path, args: argparse.Namespace) -> LoadedSettings:
     loaded = load_settings(root)
     if args.log_level is None and loaded.source_of("log_level") != "default":
         configure_logging(loaded.settings.log_level, args.log_file)
+    for warning in loaded.warnings:
+        log.warning("%s", warning)
     return loaded
 
 
@@ -175,7 +179,6 @@ def tcp_address(text: str, allow_non_loopback: bool) -> tuple[str, int]:
 def serve(args: argparse.Namespace) -> int:
     """The LSP server over stdio (or ``--tcp HOST:PORT``). Ends the process when the client
     says exit (or closes the stream): waiting for worker threads could hang on a blocked read."""
-    import logging
     import os
     import sys
 

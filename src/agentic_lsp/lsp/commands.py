@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentic_lsp.config import user_config_path
 from agentic_lsp.errors import ChangesetError
 from agentic_lsp.lsp import wire
 from agentic_lsp.lsp import wire_changesets as cwire
@@ -47,6 +48,10 @@ class SearchArgs(_Args):
 
 class RootArgs(_Args):
     pass
+
+
+class TrustArgs(_Args):
+    trusted: bool = True
 
 
 class ReindexArgs(_Args):
@@ -193,6 +198,30 @@ async def reindex(
     if summary is None:
         return wire.ReindexFailed(failed=root.engine.status().message)
     return wire.IndexSummaryWire.from_engine(summary)
+
+
+@command("agentic.trustWorkspace", TrustArgs, "{root?: string, trusted?: bool}",
+         wire.TrustWorkspaceResult)  # fmt: skip
+async def trust_workspace(ls: AgenticLanguageServer, args: TrustArgs) -> wire.TrustWorkspaceResult:
+    """Record (or revoke) the user's trust in a folder and serve it again with its settings.
+    Editors only: the MCP side has no such tool (a model must not trust a repository)."""
+    from agentic_lsp.trust import set_trusted, trust_store_path
+
+    root = ls.workspaces.choose(args.root)
+    await asyncio.to_thread(set_trusted, trust_store_path(user_config_path()), root.path,
+                            args.trusted)  # fmt: skip
+    running = [run_id for run_id, owner in ls.runs.items() if owner is root
+               and root.engine.workflows.get_report(run_id).status == "running"]  # fmt: skip
+    if running:  # reloading would cancel the run: the settings apply on the next reload
+        loaded = ls.workspaces.check_settings(root.path, ls.init_options)
+        base = wire.SettingsIgnored.from_loaded(loaded)
+        note = (f"run {running[0]} is in progress; the folder keeps its current settings until "
+                "agentic.trustWorkspace is run again after it or the server restarts")  # fmt: skip
+        return wire.TrustWorkspaceResult(**base.model_dump(), root=str(root.path),
+                                         reloaded=False, note=note)  # fmt: skip
+    fresh = await ls.reload_root(root)
+    base = wire.SettingsIgnored.from_loaded(fresh.engine.loaded)
+    return wire.TrustWorkspaceResult(**base.model_dump(), root=str(fresh.path), reloaded=True)
 
 
 # -- workflow runs --------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from agentic_lsp import __version__
 from agentic_lsp.changes.editor_review import bind_review
 from agentic_lsp.errors import AgenticError, WorkspaceError
 from agentic_lsp.index.progress import IndexSummary
-from agentic_lsp.lsp import code_actions, commands, features
+from agentic_lsp.lsp import code_actions, commands, features, wire
 from agentic_lsp.lsp.convert import uri_path
 from agentic_lsp.lsp.framing import MAX_FRAME_BYTES, FrameReader, InvalidStart, serve_frames
 from agentic_lsp.lsp.notifications import ProgressReporter
@@ -99,10 +99,39 @@ class AgenticLanguageServer(LanguageServer):
             lambda kind, cs: self.reporter.threadsafe(self._changeset_changed, root, kind, cs)
         )
         self.review.watch(root)
+        self.warn_ignored(root)
         self.start_indexing(root)
         await self.review.publish(root)
         if self.publisher is not None:
             self._mcp_tasks[root.path] = asyncio.ensure_future(self._publish(root, self.publisher))
+
+    def warn_ignored(self, root: Root) -> None:
+        """Tell the user which of the folder's own settings were ignored (untrusted folder)."""
+        loaded = root.engine.loaded
+        if not loaded.ignored:
+            return
+        for warning in loaded.warnings:
+            log.warning("%s", warning)
+        self.reporter.event("settings_ignored", wire.SettingsIgnored.from_loaded(loaded),
+                            root=str(root.path))  # fmt: skip
+        keys = ", ".join(item.key for item in loaded.ignored)
+        text = (f"agentic-lsp: {root.path} is not trusted, so its settings file may not set "
+                f"{keys}; they were ignored. Run the 'agentic.trustWorkspace' command (or "
+                f"`agentic-lsp trust {root.path}`) if you trust this repository.")  # fmt: skip
+        try:
+            self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Warning, text))
+        except Exception:
+            log.exception("could not show the ignored-settings warning")
+
+    async def reload_root(self, root: Root) -> Root:
+        """Serve ``root`` again with freshly loaded settings (after its trust changed). The
+        settings are checked first: a broken settings file leaves the folder as it was."""
+        self.workspaces.check_settings(root.path, self.init_options)
+        self.workspaces.remove(root.path)
+        await self.close_root(root)
+        fresh = await self.open_root(root.path)
+        await self.start_root(fresh)
+        return fresh
 
     async def _publish(self, root: Root, publisher: EnginePublisher) -> None:
         try:

@@ -23,6 +23,7 @@ from pydantic.alias_generators import to_camel
 from agentic_lsp.lsp import convert
 
 if TYPE_CHECKING:
+    from agentic_lsp.config import LoadedSettings
     from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary
     from agentic_lsp.index.results import SearchResponse, SearchResult
 
@@ -286,3 +287,41 @@ class CancelRunResult(Wire):
     """``agentic.cancelRun``."""
 
     cancelled: bool
+
+
+# -- workspace trust ------------------------------------------------------------------------------
+
+
+class IgnoredSettingWire(Wire):
+    key: str
+    source: str
+    reason: str
+
+
+class SettingsIgnored(Wire):
+    """``settings_ignored`` event data: the untrusted folder's settings file set user-only keys."""
+
+    trusted: bool
+    trust_source: str
+    ignored: list[IgnoredSettingWire]
+    messages: list[str]
+
+    @classmethod
+    def from_loaded(cls, loaded: LoadedSettings) -> SettingsIgnored:
+        return cls(
+            trusted=loaded.trusted,
+            trust_source=loaded.trust_source,
+            ignored=[
+                IgnoredSettingWire(key=i.key, source=i.source, reason=i.reason)
+                for i in loaded.ignored
+            ],
+            messages=loaded.warnings,
+        )
+
+
+class TrustWorkspaceResult(SettingsIgnored):
+    """``agentic.trustWorkspace``: the trust now in force for ``root`` (reloaded with it)."""
+
+    root: str
+    reloaded: bool
+    note: str = ""

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentic_lsp.lsp.wire import IndexSummaryWire, Wire, camel_key
+from agentic_lsp.lsp.wire import IndexSummaryWire, SettingsIgnored, Wire, camel_key
 
 log = logging.getLogger(__name__)
 
@@ -367,6 +367,7 @@ EVENTS: dict[str, type[Wire]] = {
     "changeset_updated": ChangesetChangedEvent,
     "changesets_changed": EmptyEvent,
     "mcp_endpoint": McpEndpointEvent,
+    "settings_ignored": SettingsIgnored,
     **{kind: model for kind, (model, _) in RUN_EVENTS.items()},
 }
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_lsp.config import load_settings
+from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.errors import AgenticError, WorkspaceError
 from agentic_lsp.lsp.convert import uri_path
@@ -64,6 +64,12 @@ class Workspaces:
         root = Root(path, Engine(path, loaded))
         self.roots[path] = root
         return root
+
+    def check_settings(
+        self, folder: Path, init_options: Mapping[str, Any] | None
+    ) -> LoadedSettings:
+        """``folder``'s settings as they load now; :class:`ConfigError` if they do not."""
+        return load_settings(Path(os.path.realpath(folder)), init_options=init_options)
 
     def remove(self, folder: Path) -> Root | None:
         return self.roots.pop(Path(os.path.realpath(folder)), None)

@@ -132,7 +132,8 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
     @server.tool(annotations=READ_ONLY)
     @tool_errors
     async def index_status() -> CallToolResult:
-        """State of the workspace index: files, symbols, pending embeddings, progress, store."""
+        """State of the workspace index: files, symbols, pending embeddings, progress, store; and
+        whether the workspace is trusted (which of its own settings were ignored)."""
         engine = await access.engine()
         status = engine.status()
         reply = Reply(access.max_chars)
@@ -149,6 +150,15 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
             reply.line(f"last sync: {s.files} files, {s.parsed} parsed, {s.removed} removed")
         if status.message:
             reply.line(f"message: {status.message}")
+        loaded = engine.loaded
+        trusted = "yes" if loaded.trusted else "no"
+        reply.line(f"workspace trusted: {trusted} ({loaded.trust_source})")
+        for warning in loaded.warnings:
+            reply.line(f"setting ignored: {warning}")
+        reply.data.update(
+            trusted=loaded.trusted,
+            ignored_settings=[{"key": i.key, "source": i.source} for i in loaded.ignored],
+        )
         reply.data.update(
             root=status.root, state=status.state, files=status.files, symbols=status.symbols,
             dense_pending=status.dense_pending, store=status.store, pid=os.getpid(),

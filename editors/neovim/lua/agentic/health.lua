@@ -38,9 +38,11 @@ local function user_config_file()
   return base .. '/agentic-lsp/config.toml'
 end
 
---- A setting as the server resolves it (initializationOptions > environment > workspace file >
---- user file), with where it came from; nil when only the default applies.
-local function setting(section, key, roots)
+--- A user-only setting (llm.*) as the server resolves it (initializationOptions > environment >
+--- user file), with where it came from; nil when only the default applies. A repository's
+--- .agentic-lsp.toml may not set these unless the user trusts it (`agentic-lsp trust`), so it is
+--- not read here: :checkhealth must never contact a host a repository chose.
+local function setting(section, key, _roots)
   local options = require('agentic.config').options.init_options or {}
   local value = vim.tbl_get(options, section, key)
   if value ~= nil then
@@ -49,13 +51,6 @@ local function setting(section, key, roots)
   local env = vim.env[('AGENTIC_LSP_%s__%s'):format(section:upper(), key:upper())]
   if env and env ~= '' then
     return env, 'environment'
-  end
-  for _, root in ipairs(roots) do
-    local file = root .. '/.agentic-lsp.toml'
-    local found = M.toml_string(file, section, key)
-    if found then
-      return found, vim.fn.fnamemodify(file, ':~')
-    end
   end
   local file = user_config_file()
   local found = M.toml_string(file, section, key)

@@ -4,6 +4,10 @@
  *
  * Only settings the user actually set are sent: initializationOptions win over the workspace's
  * `.agentic-lsp.toml`, so a default here must not silently override the project's own file.
+ *
+ * `trustWorkspace: true` is sent when VS Code's Workspace Trust trusts the folder: the server
+ * then lets the folder's own settings file set user-only keys (model host, cache dir, redaction,
+ * MCP origins, …). Otherwise nothing is sent and the server's own trust store decides.
  */
 
 export type JsonObject = { [key: string]: unknown };
@@ -17,6 +21,8 @@ export interface UserSettings {
   commitOnAccept?: boolean;
   logLevel?: string;
   cacheDir?: string;
+  /** `vscode.workspace.isTrusted`: the user trusts the folder in VS Code. */
+  workspaceTrusted?: boolean;
   /** `agentic.server.settings`: any further server settings, in the server's shape. */
   extra?: JsonObject;
 }
@@ -81,6 +87,9 @@ export function buildInitializationOptions(user: UserSettings): JsonObject {
   }
   if (user.cacheDir && user.cacheDir.trim()) {
     own.cache_dir = user.cacheDir.trim();
+  }
+  if (user.workspaceTrusted === true) {
+    own.trustWorkspace = true;
   }
   if (user.extra !== undefined && !isObject(user.extra)) {
     throw new SettingsError('agentic.server.settings must be an object of server settings');

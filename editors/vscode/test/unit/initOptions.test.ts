@@ -37,6 +37,12 @@ test('a port out of range or settings that are not an object are refused', () =>
   assert.throws(() => buildInitializationOptions({ extra: ['x'] as unknown as Record<string, unknown> }), SettingsError);
 });
 
+test('VS Code workspace trust vouches for the folder; untrusted sends nothing', () => {
+  assert.deepEqual(buildInitializationOptions({ workspaceTrusted: true }), { trustWorkspace: true });
+  assert.deepEqual(buildInitializationOptions({ workspaceTrusted: false }), {});
+  assert.deepEqual(buildInitializationOptions({}), {});
+});
+
 test('deepMerge and host normalisation', () => {
   assert.deepEqual(deepMerge({ a: { b: 1, c: 2 }, d: [1] }, { a: { c: 3 }, d: [2] }), { a: { b: 1, c: 3 }, d: [2] });
   assert.equal(normaliseOllamaHost('https://x.example/'), 'https://x.example');

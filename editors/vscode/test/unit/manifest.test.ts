@@ -56,3 +56,17 @@ test('every setting the code reads is contributed and documented, and none is un
 test('the language client id matches the trace setting', () => {
   assert.match(source('client.ts'), /new LanguageClient\('agentic',/);
 });
+
+test('untrusted workspaces are supported in a limited way, with the risky settings user-only', () => {
+  const trust = manifest.capabilities.untrustedWorkspaces;
+  assert.equal(trust.supported, 'limited');
+  assert.ok(trust.description.length > 30);
+  const contributed = manifest.contributes.configuration.properties as Record<string, unknown>;
+  for (const key of trust.restrictedConfigurations as string[]) {
+    assert.ok(contributed[key], `${key} is restricted but not contributed`);
+  }
+  for (const wanted of ['agentic.server.path', 'agentic.server.env', 'agentic.server.settings', 'agentic.llm.ollamaHost']) {
+    assert.ok(trust.restrictedConfigurations.includes(wanted), wanted);
+  }
+  assert.match(source('client.ts'), /workspaceTrusted: vscode\.workspace\.isTrusted/);
+});
