@@ -82,14 +82,9 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "workflows.test_command": ("repo", ""),
     "workflows.test_timeout_s": ("repo", ""),
     "workflows.max_iterations": ("repo", ""),
-    "workflows.default_workflow": ("repo", ""),
     "workflows.sandbox_network": ("user", _SANDBOX),
     "workflows.allow_unisolated": ("user", _SANDBOX),
 }
-
-#: Keys classified ahead of their fields (added on other branches); absent fields are fine.
-PENDING = frozenset({"workflows.default_workflow", "workflows.sandbox_network",
-                     "workflows.allow_unisolated"})  # fmt: skip
 
 PROTECTED = frozenset(key for key, (who, _) in CLASSIFICATION.items() if who == "user")
 
