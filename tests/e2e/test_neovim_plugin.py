@@ -272,3 +272,40 @@ def test_vim_lsp_start_fallback_and_ollama_health(tmp_path: Path) -> None:
     repo = pygit2.Repository(str(root))
     assert repo.head.peel(pygit2.Commit).message == "initial"  # commit_on_accept is off
     assert repo.status() == {"src/area.py": pygit2.enums.FileStatus.WT_NEW}
+
+
+CONTROLS_SPEC = r"""
+vim.opt.rtp:prepend(os.getenv('PLUGIN'))
+local diff = require('agentic.diff')
+local buf = vim.api.nvim_create_buf(false, true)
+vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.json.decode(os.getenv('LINES')))
+local n = diff.mark_controls(buf)
+local ns = vim.api.nvim_get_namespaces().agentic_controls
+local labels = {}
+for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+  table.insert(labels, { m[2], m[3], m[4].virt_text[1][1] })
+end
+local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+io.stdout:write(vim.json.encode({ count = n, labels = labels, text = text }) .. '\n')
+"""
+
+
+def test_review_shows_invisible_and_bidi_characters(tmp_path: Path) -> None:
+    """A proposal hiding a bidi override or a zero-width character shows a visible
+    ``<U+XXXX>`` label in the review buffers; the text itself stays byte-exact."""
+    lines = ['access = "user\u202e \u2066// admin"', "plain line", "z\u200bw\ufeff"]
+    spec = tmp_path / "controls.lua"
+    spec.write_text(CONTROLS_SPEC)
+    env = {**os.environ, "PLUGIN": str(PLUGIN), "LINES": json.dumps(lines)}
+    assert NVIM is not None
+    out = subprocess.run(
+        [NVIM, "--headless", "--clean", "-l", str(spec)],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    )  # fmt: skip
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["count"] == 4
+    assert [label for _, _, label in report["labels"]] == [
+        "<U+202E>", "<U+2066>", "<U+200B>", "<U+FEFF>",
+    ]  # fmt: skip
+    assert [row for row, _, _ in report["labels"]] == [0, 0, 2, 2]
+    assert report["text"] == "\n".join(lines)

@@ -121,6 +121,41 @@ local function scratch(name, lines, path)
   return buf
 end
 
+-- Invisible and bidirectional control characters (Trojan Source): shown, never hidden.
+local CONTROLS = vim.regex(
+  '[\\u202a-\\u202e\\u2066-\\u2069\\u200b-\\u200f\\u2060\\ufeff]'
+)
+local controls_ns = vim.api.nvim_create_namespace('agentic_controls')
+
+--- Mark every invisible or bidirectional control character in `buf` with a visible
+--- `<U+XXXX>` label and an error highlight; returns how many were marked.
+---@param buf integer
+---@return integer
+function M.mark_controls(buf)
+  vim.api.nvim_buf_clear_namespace(buf, controls_ns, 0, -1)
+  local count = 0
+  for row, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    local from = 0
+    while from < #line do
+      local s, e = CONTROLS:match_str(line:sub(from + 1))
+      if not s then
+        break
+      end
+      local col = from + s
+      local char = line:sub(col + 1, from + e)
+      vim.api.nvim_buf_set_extmark(buf, controls_ns, row - 1, col, {
+        end_col = from + e,
+        hl_group = 'ErrorMsg',
+        virt_text = { { ('<U+%04X>'):format(vim.fn.char2nr(char)), 'ErrorMsg' } },
+        virt_text_pos = 'inline',
+      })
+      count = count + 1
+      from = from + e
+    end
+  end
+  return count
+end
+
 local function mark_hunks(view, file)
   for side, buf in pairs({ original = view.bufs[1], proposed = view.bufs[2] }) do
     vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
@@ -226,18 +261,25 @@ local function render(view)
   end
   local position = ('[%d/%d]'):format(view.index, #cs.files)
   local stale = file.stale and ' ⚠ stale: :AgenticRefresh' or ''
+  local flags = type(file.flags) == 'table' and #file.flags > 0
+      and (' ⚠ ' .. table.concat(file.flags, ', '))
+    or ''
   vim.wo[view.wins[1]].winbar = escape_bar(('original  %s  (%s)'):format(file.path, file.op))
   vim.wo[view.wins[2]].winbar = escape_bar(
-    ('proposed  %s  %s %s · %s — %s%s'):format(
+    ('proposed  %s  %s %s · %s — %s%s%s'):format(
       new_path or file.path,
       position,
       cs.id,
       file.status,
       cs.title or '',
-      stale
+      stale,
+      flags
     )
   )
   mark_hunks(view, file)
+  for _, buf in ipairs(view.bufs) do
+    M.mark_controls(buf)
+  end
   for _, buf in ipairs(view.bufs) do
     vim.b[buf].agentic_changeset = cs.id
     set_keymaps(view, buf)
