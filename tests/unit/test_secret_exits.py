@@ -11,6 +11,7 @@ import pytest
 
 from agentic_lsp.agents.base import AgentResult
 from agentic_lsp.agents.prompting import render_failure
+from agentic_lsp.agents.test_runner import TestRun
 from agentic_lsp.config import IndexSettings, load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.errors import WorkspaceError
@@ -134,9 +135,10 @@ async def test_failing_test_output_reaches_the_retry_prompt_redacted(tmp_path: P
 
     class Tests:
         async def run(self, edits: Any, buffers: Any) -> Any:
-            return SimpleNamespace(
-                output=leaked, passed=False, command="pytest", verdict=lambda: "fails"
-            )
+            return TestRun(
+                command="pytest", passed=False, failed_tests=True, exit_code=1,
+                timed_out=False, output=leaked, duration_s=0.1,
+            )  # fmt: skip
 
     result = AgentResult(False, f"failed with API_KEY={LIVE}", output=leaked, test_output=leaked)
     result = stages._redacted(result, readable.redact_output)
