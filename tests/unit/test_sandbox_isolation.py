@@ -169,13 +169,10 @@ async def test_without_isolation_nothing_runs_unless_allowed(
 
 
 POOL_SCRIPT = """
-import multiprocessing, os, sys, time
-from concurrent.futures import ProcessPoolExecutor
-from agentic_lsp.index.orphans import die_with_parent
+import os, time
+from agentic_lsp.index.orphans import parse_pool
 if __name__ == "__main__":
-    ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(2, mp_context=ctx, initializer=die_with_parent,
-                               initargs=(os.getpid(),))
+    pool = parse_pool(2)  # the pool the indexer parses a cold index with
     pool.submit(os.getpid).result()
     for _ in range(2):
         pool.submit(time.sleep, 600)

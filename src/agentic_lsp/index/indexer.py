@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from agentic_lsp.index.embedding.cache import EmbeddingCache
 from agentic_lsp.index.embedding.dense_vectors import DenseVectors
 from agentic_lsp.index.embedding.model import Embedder
 from agentic_lsp.index.models import DiscoveredFile, SkipReason
-from agentic_lsp.index.orphans import die_with_parent
+from agentic_lsp.index.orphans import parse_pool
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
 from agentic_lsp.index.retrieval.symbols import SymbolTable
 from agentic_lsp.index.storage.vector_store import VectorStore, Where
@@ -197,13 +196,7 @@ class Indexer(DenseVectors):
         settings = self.settings.index
         if len(stale) >= PROCESS_POOL_MIN_FILES and not self.overlays:
             workers = max(1, min(4, multiprocessing.cpu_count()))
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(
-                max_workers=workers,
-                mp_context=ctx,
-                initializer=die_with_parent,  # no orphans after a kill -9 of the server
-                initargs=(os.getpid(),),
-            ) as pool:
+            with parse_pool(workers) as pool:  # no orphans after a kill -9 of the server
                 roots = [self.root] * len(stale)
                 configs = [settings] * len(stale)
                 results = pool.map(build_file, roots, stale, configs, chunksize=16)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ctypes
+import multiprocessing
 import os
 import signal
 import sys
+from concurrent.futures import ProcessPoolExecutor
 
 PR_SET_PDEATHSIG = 1
 
@@ -20,3 +22,14 @@ def die_with_parent(parent_pid: int) -> None:
             pass
     if os.getppid() != parent_pid:  # the parent died before the signal was armed
         os._exit(1)
+
+
+def parse_pool(workers: int) -> ProcessPoolExecutor:
+    """The index's parse pool: spawned workers (no inherited locks or threads) that die with
+    this process, whatever kills it."""
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
