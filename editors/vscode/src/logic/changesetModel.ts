@@ -171,9 +171,18 @@ export function parseReviewQuery(query: string): ReviewRef {
   return { changesetId, path, side };
 }
 
+/** Bidirectional override/isolate and zero-width characters (Trojan Source). */
+const CONTROLS = /[\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2060\ufeff]/g;
+
+/** `text` with every invisible or bidirectional control character shown as `<U+XXXX>`. */
+export function showControls(text: string): string {
+  return text.replace(CONTROLS, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`);
+}
+
+/** The text a review document shows (read-only; accepts apply the server's edits, not this). */
 export function reviewText(file: FileChangeJson, side: ReviewSide): string {
   const text = side === 'original' ? file.original : file.proposed;
-  return text ?? '';
+  return showControls(text ?? '');
 }
 
 export function diffTitle(changeset: ChangesetJson, file: FileChangeJson): string {

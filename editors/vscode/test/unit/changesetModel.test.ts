@@ -13,6 +13,7 @@ import {
   pendingChangesets,
   reviewText,
   reviewUriParts,
+  showControls,
   type ChangeNode,
 } from '../../src/logic/changesetModel';
 import type { ChangesetJson } from '../../src/logic/protocol';
@@ -71,6 +72,13 @@ test('review documents: URI parts round-trip, sides give original and proposed t
   assert.match(reviewText(modify, 'proposed'), /^APP LINE 3$/m);
   assert.equal(reviewText(create, 'original'), '');
   assert.equal(reviewText(remove, 'proposed'), '');
+});
+
+test('review documents show invisible and bidirectional control characters', () => {
+  const trojan = 'access = "user\u202e \u2066// admin"\nz\u200bw\ufeff\n';
+  const file = { ...FIXTURE.files[0], proposed: trojan };
+  assert.equal(reviewText(file, 'proposed'), 'access = "user<U+202E> <U+2066>// admin"\nz<U+200B>w<U+FEFF>\n');
+  assert.equal(showControls('plain text\n'), 'plain text\n');
 });
 
 test('only live changesets are pending, newest first', () => {
