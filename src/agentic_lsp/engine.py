@@ -186,7 +186,9 @@ class Engine:
     def sync_blocking(self, progress: ProgressFn | None = None, embed: bool = True) -> IndexSummary:
         """Full incremental sync in the calling thread (CLI and worker threads)."""
         self._cancel_sync.clear()
+        return self._sync(progress, embed)
 
+    def _sync(self, progress: ProgressFn | None, embed: bool) -> IndexSummary:
         def report(p: IndexProgress) -> None:
             self.progress = p
             self.state = "embedding" if p.phase == "embed" else "indexing"
@@ -208,7 +210,10 @@ class Engine:
         return summary
 
     async def reindex(self, progress: ProgressFn | None = None) -> IndexSummary:
-        return await asyncio.to_thread(self.sync_blocking, progress)
+        # cleared here, not in the thread: a cancel that arrives before the thread starts
+        # must still stop this sync
+        self._cancel_sync.clear()
+        return await asyncio.to_thread(self._sync, progress, True)
 
     def cancel_indexing(self) -> None:
         self._cancel_sync.set()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -107,11 +108,20 @@ def _under(path: Path, parents: Iterable[Path]) -> bool:
     return any(path != p and path.is_relative_to(p) for p in parents)
 
 
-def _tool_dirs(argv0: str, env: Mapping[str, str]) -> list[Path]:
+def _programs(argv: list[str]) -> list[Path]:
+    """The programs a command runs by absolute path: its first word and, for ``sh -c LINE``,
+    every absolute path the line names (``VAR=1 /venv/bin/python -m pytest``)."""
+    names = argv[:1]
+    if len(argv) >= 3 and argv[1] == "-c":
+        with contextlib.suppress(ValueError):
+            names += shlex.split(argv[2])
+    return [Path(n) for n in names if n.startswith("/") and os.path.isfile(n)]
+
+
+def _tool_dirs(argv: list[str], env: Mapping[str, str]) -> list[Path]:
     found = [Path(p) for p in env.get("PATH", "").split(os.pathsep) if p.startswith("/")]
     found += [Path(env[v]) for v in TOOL_VARS if env.get(v, "").startswith("/")]
-    exe = Path(argv0) if argv0.startswith("/") else None
-    if exe is not None:
+    for exe in _programs(argv):
         venv = exe.parent.parent  # a virtualenv's python: bind the whole environment
         found.append(venv if (venv / "pyvenv.cfg").is_file() else exe.parent)
         found.append(exe.resolve().parent.parent)  # where a linked interpreter really lives
@@ -140,10 +150,11 @@ def bwrap_argv(
         flags.append("--unshare-net")
     for path in hidden:
         flags += ["--tmpfs", str(path)]
-    rebind = [*linked, *_tool_dirs(argv[0] if argv else "", env)]
+    rebind = [*linked, *_tool_dirs(argv, env)]
+    masked = [*hidden, Path("/tmp")]  # /tmp is a private tmpfs: tools living there come back too
     seen: set[Path] = set()
     for path in rebind:
-        if path in seen or not _under(path, hidden):
+        if path in seen or not _under(path, masked):
             continue
         seen.add(path)
         flags += ["--ro-bind-try", str(path), str(path)]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -65,6 +66,9 @@ class DroppedMessage:
     reason: str
 
 
+CANCEL_WAIT_TURNS = 100  # loop turns a cancel waits for its request's task to start
+
+
 class AgenticProtocol(LanguageServerProtocol):
     initialize_seen = False
 
@@ -87,6 +91,23 @@ class AgenticProtocol(LanguageServerProtocol):
             detail = _describe_structure_error(exc.__cause__) or exc.message
             message = f"invalid params for {method}: {detail}"
             return UnreadableRequest(data["id"], method, JsonRpcInvalidParams.CODE, message)
+
+    def _handle_cancel_notification(self, msg_id: Any, waited: int = 0) -> None:
+        """Cancel a request, but never before its task has started: a task cancelled before
+        its first step never runs its handler, so work it would stop (an index sync the
+        command joins) went on. Frames read in one chunk dispatch back to back, so the cancel
+        can arrive that early; it waits a few loop turns for the request to start."""
+        future = self._request_futures.get(msg_id)
+        if (
+            isinstance(future, asyncio.Task)
+            and inspect.getcoroutinestate(future.get_coro()) == inspect.CORO_CREATED
+            and waited < CANCEL_WAIT_TURNS
+        ):
+            asyncio.get_running_loop().call_soon(
+                self._handle_cancel_notification, msg_id, waited + 1
+            )
+            return
+        super()._handle_cancel_notification(msg_id)
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, DroppedMessage):

@@ -292,7 +292,11 @@ def _redact_group(group: str) -> Callable[[re.Match[str]], str | None]:
 
 def _redact_auth_header(match: re.Match[str]) -> str | None:
     value = match.group("value")
-    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+    digits_and_letters = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    long_mixed_case = (
+        len(value) >= 20 and any(c.isupper() for c in value) and any(c.islower() for c in value)
+    )
+    if not (digits_and_letters or long_mixed_case):
         return None  # prose such as "Token dispatch/combine", not a credential
     return _redact_group("value")(match)
 
