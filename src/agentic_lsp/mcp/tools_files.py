@@ -43,7 +43,7 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
         rel = engine.readable.path(path)
         found = await asyncio.to_thread(engine.navigation.symbols_of, rel)
         if found.source == "parsed" and found.text is None:
-            engine.readable.read(rel)  # raises, saying why the file cannot be read
+            await asyncio.to_thread(engine.readable.read, rel)  # raises, saying why
         if found.language is None:
             raise AgenticError(f"{rel}: no parser for this kind of file")
         symbols = found.symbols
