@@ -58,7 +58,11 @@ class IndexSettings(_Section):
         8, ge=0, le=1000, description="Phase 2 embeds functions of this many top files on demand."
     )
     function_embed_budget: int = Field(
-        160, ge=0, le=100_000, description="At most this many function embeddings per query."
+        32, ge=0, le=100_000, description="At most this many function embeddings per query."
+    )
+    background_function_embeddings: bool = Field(
+        True,
+        description="After a sync, embed every function in the background (edited files first).",
     )
     watch: bool = True
     debounce_ms: int = Field(150, ge=0, le=60_000)

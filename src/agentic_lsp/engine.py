@@ -272,11 +272,20 @@ class Engine:
     # -- search -----------------------------------------------------------------------------------
 
     async def search(
-        self, query: str, limit: int = 10, functions: bool = True, sections: bool = False
+        self,
+        query: str,
+        limit: int = 10,
+        functions: bool = True,
+        sections: bool = False,
+        lanes: frozenset[str] | None = None,
     ) -> SearchResponse:
+        """Files (``functions=False``) or two-phase results; ``lanes`` None: the task's own."""
+        searcher = self.searcher
         if not functions:
-            return await asyncio.to_thread(self.searcher.search_files, query, limit)
-        return await asyncio.to_thread(self.searcher.search, query, limit, None, sections)
+            return await asyncio.to_thread(lambda: searcher.search_files(query, limit, lanes=lanes))
+        return await asyncio.to_thread(
+            lambda: searcher.search(query, limit, None, sections, lanes=lanes)
+        )
 
 
 __all__ = ["Cancelled", "Engine"]

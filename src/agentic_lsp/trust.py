@@ -60,6 +60,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "index.function_top_k": ("repo", ""),
     "index.function_embed_files": ("repo", ""),
     "index.function_embed_budget": ("repo", ""),
+    "index.background_function_embeddings": ("repo", ""),
     "index.watch": ("repo", ""),
     "index.debounce_ms": ("repo", ""),
     # llm: every key picks a host, a provider, a model or a file to load

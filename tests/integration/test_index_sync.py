@@ -140,8 +140,11 @@ def test_two_phase_search_semantic_and_exact_identifier(repo: Path) -> None:
     close(engine)
 
 
+NO_BACKGROUND = {"AGENTIC_LSP_INDEX__BACKGROUND_FUNCTION_EMBEDDINGS": "false"}
+
+
 def test_function_embeddings_are_selective(repo: Path) -> None:
-    engine = open_engine(repo)
+    engine = open_engine(repo, **NO_BACKGROUND)
     engine.sync_blocking()
     store = engine.indexer.store
     assert store.count("functions", Where(has_dense=True)) == 0  # nothing embedded eagerly
@@ -157,9 +160,63 @@ def test_function_embeddings_are_selective(repo: Path) -> None:
     invoice = Where(paths=["src/billing/invoice.py"], has_dense=True)
     assert store.count("functions", invoice) == 2
     assert store.count("functions", Where(paths=["web/src/retry.ts"], has_dense=True)) == 0
-    [(finish, args)] = queued  # the tail was handed to the background worker
-    finish(*args)
+    [(worker, args)] = queued  # the tail was handed to the background worker
+    worker(*args)
     assert store.count("functions", Where(paths=paths, has_dense=False)) == 0
+    # Only the asked-for files: the setting keeps the rest unembedded.
+    assert store.count("functions", Where(paths=["cmd/server/main.go"], has_dense=False)) > 0
+    close(engine)
+
+
+def test_background_embeds_every_function_edited_files_first(repo: Path) -> None:
+    engine = open_engine(repo)
+    indexer = engine.indexer
+    queued: list[tuple] = []
+    indexer._background.submit = lambda fn, *args: queued.append((fn, args))  # type: ignore[method-assign]
+    engine.sync_blocking()
+    store = indexer.store
+    assert store.count("functions", Where(has_dense=False)) > 0
+    [(worker, args)] = queued  # the sync handed every function to the background worker
+    (repo / "web/src/retry.ts").write_text(FILES["web/src/retry.ts"] + "\n// edited\n")
+    indexer.schedule_function_vectors(["web/src/retry.ts"])  # an edit while it is queued
+    assert indexer._next_function_files([])[0] == "web/src/retry.ts"
+    indexer._function_queue_all = True
+    worker(*args)
+    assert store.count("functions", Where(has_dense=False)) == 0
+    assert store.count("functions", Where(has_dense=True)) == indexer.symbols.count()
+    close(engine)
+
+
+def test_all_functions_lexical_index_follows_edit_delete_rename(repo: Path) -> None:
+    engine = open_engine(repo, **NO_BACKGROUND)
+    engine.sync_blocking(embed=False)
+    searcher = engine.searcher
+
+    def functions(query: str) -> list[tuple[str, str | None]]:
+        found = searcher.search(query, 5, disabled=frozenset({"dense"})).results
+        return [(r.path, r.symbol) for r in found]
+
+    def file_signal(query: str, path: str) -> bool:
+        response = searcher.search_files(query, 10, disabled=frozenset({"dense", "lexical"}))
+        return any(r.path == path and "functions" in r.signals for r in response.results)
+
+    assert ("src/billing/tax.py", "vat_rate") in functions("vat rate for a country")
+    assert file_signal("vat rate", "src/billing/tax.py")
+    tax = repo / "src/billing/tax.py"
+    tax.write_text(FILES["src/billing/tax.py"].replace("vat_rate", "sales_levy"))
+    engine.indexer.update_paths(["src/billing/tax.py"], embed=False)
+    assert ("src/billing/tax.py", "sales_levy") in functions("sales levy")
+    assert all(
+        sym != "vat_rate" or path != "src/billing/tax.py" for path, sym in functions("vat rate")
+    )
+    tax.rename(repo / "src/billing/levy.py")
+    engine.indexer.update_paths(["src/billing/tax.py", "src/billing/levy.py"], embed=False)
+    assert ("src/billing/levy.py", "sales_levy") in functions("sales levy")
+    assert not file_signal("sales levy", "src/billing/tax.py")
+    (repo / "src/billing/levy.py").unlink()
+    engine.indexer.update_paths(["src/billing/levy.py"], embed=False)
+    assert all(path != "src/billing/levy.py" for path, _ in functions("sales levy"))
+    assert not file_signal("sales levy", "src/billing/levy.py")
     close(engine)
 
 

@@ -76,6 +76,11 @@ class Indexer(DenseVectors):
         self._cache: EmbeddingCache | None = None
         self._embedder_lock = threading.Lock()
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentic-embed")
+        self._function_queue: dict[str, None] = {}
+        self._function_queue_lock = threading.Lock()
+        self._function_worker_busy = False
+        self._function_queue_all = False
+        self._closing = threading.Event()
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -134,6 +139,9 @@ class Indexer(DenseVectors):
                 self.embed_files(builds, summary, progress, cancel)
             except Cancelled:
                 summary.cancelled = True
+            else:
+                # Functions follow in the background, the files just parsed first.
+                self.schedule_function_vectors([b.rel_path for b in builds])
         if summary.parsed or summary.removed or summary.embedded or summary.embed_reused:
             self.store.flush()
         summary.timings["total"] = time.perf_counter() - started
@@ -259,6 +267,7 @@ class Indexer(DenseVectors):
 
     def close(self) -> None:
         """Stop background embedding (waiting for a batch in flight), then close the store."""
+        self._closing.set()
         self._background.shutdown(wait=True, cancel_futures=True)
         self.store.close()
 
@@ -301,6 +310,7 @@ class Indexer(DenseVectors):
                 summary.parsed += 1
         if embed and builds:
             self.embed_files(builds, summary, None, _never)
+            self.schedule_function_vectors([b.rel_path for b in builds])
         summary.files = len(self.records)
         summary.symbols = self.symbols.count()
         summary.timings["total"] = time.perf_counter() - started

@@ -59,3 +59,15 @@ def encode_query(terms: Iterable[str]) -> SparseVector:
     """Query-side vector: weight 1.0 per distinct term, indices sorted ascending."""
     indices = sorted({term_index(t) for t in terms if t})
     return SparseVector(indices, [1.0] * len(indices))
+
+
+def encode_weighted(weights: dict[str, float]) -> SparseVector:
+    """Query-side vector with a weight per term (task understanding's weighting); terms that
+    hash alike keep the larger weight."""
+    merged: dict[int, float] = {}
+    for term, weight in weights.items():
+        if term and weight > 0:
+            index = term_index(term)
+            merged[index] = max(merged.get(index, 0.0), float(weight))
+    indices = sorted(merged)
+    return SparseVector(indices, [merged[i] for i in indices])

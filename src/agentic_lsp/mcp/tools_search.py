@@ -67,25 +67,52 @@ def _index_note(reply: Reply, engine: Engine) -> None:
         reply.line(f"note: the index is {engine.state}; results may be incomplete")
 
 
+MAX_QUERY_CHARS = 20_000  # a whole issue with its traceback fits
+Query = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description="What to find: a few words, an identifier, or a whole issue or task text "
+        "(the paths, traceback frames and identifiers in it are matched against the workspace).",
+    ),
+]
+IncludeTests = Annotated[
+    bool, Field(description="Also rank test files (by default only when the task is about tests).")
+]
+
+
+def _lanes(include_tests: bool, include_docs: bool) -> frozenset[str] | None:
+    """None: the task's own lanes; otherwise source plus what was asked for."""
+    if not include_tests:
+        return None
+    return frozenset({"source", "test", *(["docs"] if include_docs else [])})
+
+
 def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
     @server.tool(annotations=READ_ONLY)
     @tool_errors
     async def search_code(
-        query: Annotated[str, Field(min_length=1, max_length=1000, description="What to find.")],
+        query: Query,
         limit: Limit = 8,
         cursor: Cursor = None,
         include_docs: Annotated[bool, Field(description="Also search doc sections.")] = False,
         snippet_lines: Annotated[int, Field(ge=0, le=80, description="Lines per snippet.")] = 15,
+        include_tests: IncludeTests = False,
     ) -> CallToolResult:
-        """Hybrid semantic + lexical code search (files first, then functions inside them).
+        """Code search for a question or a whole task: files first, then the functions in them.
 
-        Returns ranked functions/classes with path:line ranges, the signals that found each
-        (dense, lexical, symbol, file rank) and a source snippet.
+        Returns ranked functions/methods with path:line ranges, the signals that found each
+        (lexical, dense, symbol: named in the task, file: its file's rank) and a source snippet.
+        Source code ranks first; tests and docs join when the task is about them or asked for.
         """
         engine = await access.engine()
         offset = decode_cursor(cursor)
         wanted = min(offset + limit + 1, MAX_RESULTS)
-        response = await engine.search(query, wanted, functions=True, sections=include_docs)
+        response = await engine.search(
+            query, wanted, functions=True, sections=include_docs,
+            lanes=_lanes(include_tests, include_docs),
+        )  # fmt: skip
         reply = Reply(access.max_chars)
         reply.line(f"search_code {clean(query)!r}: {len(response.results)} results")
         page = response.results[offset : offset + limit]
@@ -124,15 +151,22 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
     @server.tool(annotations=READ_ONLY)
     @tool_errors
     async def search_files(
-        query: Annotated[str, Field(min_length=1, max_length=1000, description="What to find.")],
+        query: Query,
         limit: Limit = 20,
         cursor: Cursor = None,
+        include_tests: IncludeTests = False,
     ) -> CallToolResult:
-        """Rank workspace files for a query (semantic + lexical); paths only, no content."""
+        """Rank workspace files for a question or a whole task; paths only, no content.
+
+        Signals: lexical, dense, functions (its best function's lexical match), mentions (the
+        task names the file, its module, a traceback frame in it or a symbol it defines).
+        """
         engine = await access.engine()
         offset = decode_cursor(cursor)
         wanted = min(offset + limit + 1, MAX_RESULTS)
-        response = await engine.search(query, wanted, functions=False)
+        response = await engine.search(
+            query, wanted, functions=False, lanes=_lanes(include_tests, False)
+        )
         reply = Reply(access.max_chars)
         reply.line(f"search_files {clean(query)!r}:")
         shown: list[dict[str, object]] = []

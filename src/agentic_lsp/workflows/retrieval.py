@@ -34,7 +34,7 @@ from agentic_lsp.workflows.fusion import (
 )
 from agentic_lsp.workflows.planner import PlannedStage
 from agentic_lsp.workflows.schema import RetrievalStrategy, WorkflowSpec
-from agentic_lsp.workflows.sources import matches_any, source_of
+from agentic_lsp.workflows.sources import lanes_for, matches_any, source_of
 from agentic_lsp.workflows.state import FailureContext, FunctionRef, Origin, RetrievalContext
 
 if TYPE_CHECKING:
@@ -119,16 +119,20 @@ class RetrievalAgent:
     def _allowed(self, path: str, sources: Sequence[str]) -> bool:
         return source_of(path) in sources and not matches_any(path, self.strategy.avoid)
 
-    async def _search(self, query: str, sections: bool) -> tuple[list[object], list[str]]:
+    async def _search(
+        self, query: str, sections: bool, sources: Sequence[str]
+    ) -> tuple[list[object], list[str]]:
         searcher = self.searcher
         k = self.strategy.results_per_query
+        top_k = self.strategy.file_top_k
+        lanes = lanes_for(sources)
         if self.strategy.selective_function_parsing:
             response = await asyncio.to_thread(
-                searcher.search, query, k, self.strategy.file_top_k, sections
+                lambda: searcher.search(query, k, top_k, sections, lanes=lanes)
             )
         else:
             response = await asyncio.to_thread(
-                searcher.search_files, query, self.strategy.file_top_k
+                lambda: searcher.search_files(query, top_k, lanes=lanes)
             )
         return list(response.results), list(response.files_considered)
 
@@ -156,7 +160,7 @@ class RetrievalAgent:
         files: list[str] = []
         for query in queries:
             try:
-                results, considered = await self._search(query, sections)
+                results, considered = await self._search(query, sections, stage.sources)
             except AgenticError as exc:
                 notes.append(f"search failed for {query!r}: {exc.message}")
                 continue
@@ -284,7 +288,7 @@ class RetrievalAgent:
             notes.append("nothing in the failure matched a known symbol; searched instead")
             for query in queries[:2]:
                 try:
-                    results, _ = await self._search(query, False)
+                    results, _ = await self._search(query, False, stage.sources)
                 except AgenticError as exc:
                     notes.append(f"search failed for {query!r}: {exc.message}")
                     continue

@@ -1,61 +1,32 @@
-"""Which kind of source a path is (code, tests, docs, config), and hint matching by glob."""
+"""Which kind of source a path is (code, tests, docs, config), and hint matching by glob.
+
+The kind is the index's lane (one definition for search and workflows)."""
 
 from __future__ import annotations
 
 import fnmatch
-import posixpath
 from collections.abc import Sequence
 
-from agentic_lsp.index.parsing.languages import DOC_LANGUAGES, language_for_path
+from agentic_lsp.index.retrieval.lanes import is_test_path, lane_of
 
-_TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "testing"})
-_CONFIG_NAMES = frozenset(
-    {
-        "pyproject.toml",
-        "setup.cfg",
-        "setup.py",
-        "package.json",
-        "tsconfig.json",
-        "go.mod",
-        "cargo.toml",
-        "makefile",
-        "dockerfile",
-        "tox.ini",
-        "pytest.ini",
-        ".agentic-lsp.toml",
-    }
-)
-_CONFIG_EXTS = (".toml", ".ini", ".cfg", ".yaml", ".yml", ".json")
-
-
-def is_test_path(path: str) -> bool:
-    parts = path.split("/")
-    name = parts[-1].lower()
-    if any(p.lower() in _TEST_DIRS for p in parts[:-1]):
-        return True
-    stem = name.split(".", 1)[0]
-    cased = parts[-1].split(".", 1)[0]
-    return (
-        name == "conftest.py"
-        or stem.startswith("test_")
-        or stem.endswith(("_test", "_tests", "_spec"))
-        or cased.endswith(("Test", "Tests"))
-        or ".test." in name
-        or ".spec." in name
-    )
+_SOURCE_OF_LANE = {
+    "source": "code",
+    "test": "tests",
+    "docs": "docs",
+    "config": "config",
+    "vendored": "code",
+}
 
 
 def source_of(path: str) -> str:
-    """``tests``, ``docs``, ``config`` or ``code``."""
-    if is_test_path(path):
-        return "tests"
-    name = posixpath.basename(path).lower()
-    language = language_for_path(path)
-    if language in DOC_LANGUAGES or path.startswith("docs/"):
-        return "docs"
-    if name in _CONFIG_NAMES or name.endswith(_CONFIG_EXTS):
-        return "config"
-    return "code"
+    """``tests``, ``docs``, ``config`` or ``code`` (vendored code counts as code)."""
+    return _SOURCE_OF_LANE[lane_of(path)]
+
+
+def lanes_for(sources: Sequence[str]) -> frozenset[str]:
+    """The search lanes a stage's ``sources`` (code, tests, docs, config) read from."""
+    lanes = {lane for lane, source in _SOURCE_OF_LANE.items() if source in sources}
+    return frozenset(lanes) or frozenset({"source"})
 
 
 def matches_any(path: str, patterns: Sequence[str]) -> bool:
@@ -69,3 +40,6 @@ def matches_any(path: str, patterns: Sequence[str]) -> bool:
         elif p in lowered:
             return True
     return False
+
+
+__all__ = ["is_test_path", "lanes_for", "matches_any", "source_of"]

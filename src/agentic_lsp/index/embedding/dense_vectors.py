@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 EMBED_BATCH = 256
 FUNCTION_MAX_TOKENS = 128  # signature, doc and first lines; halves the cost of 256
+BACKGROUND_BATCH = 32  # small, so a query waiting for the model waits for one short batch
 
 
 def _never() -> bool:
@@ -46,6 +47,11 @@ class DenseVectors(ABC):
     _cache: EmbeddingCache | None
     _embedder_lock: threading.Lock
     _background: ThreadPoolExecutor
+    _function_queue: dict[str, None]
+    _function_queue_lock: threading.Lock
+    _function_worker_busy: bool
+    _function_queue_all: bool
+    _closing: threading.Event
 
     @abstractmethod
     def _rebuild(self, path: str) -> FileBuild | None:
@@ -175,17 +181,65 @@ class DenseVectors(ABC):
                 items = items[:budget]
                 # The rest of these files is embedded in the background, off the request path,
                 # so asking again (or refining) finds them ready.
-                self._background.submit(self._finish_function_vectors, list(paths))
+                self.schedule_function_vectors(list(paths), everything=False)
                 break
-        vectors = self._vectors([v for _, v in items], FUNCTION_MAX_TOKENS)
-        with self._write_lock:
-            self.store.set_dense(
-                "functions", [(k, vectors[h].tolist()) for k, (h, _) in items if h in vectors]
-            )
+        for start in range(0, len(items), BACKGROUND_BATCH):
+            if cancel():
+                raise Cancelled("function embedding cancelled")
+            batch = items[start : start + BACKGROUND_BATCH]
+            vectors = self._vectors([v for _, v in batch], FUNCTION_MAX_TOKENS)
+            with self._write_lock:
+                self.store.set_dense(
+                    "functions", [(k, vectors[h].tolist()) for k, (h, _) in batch if h in vectors]
+                )
         return len(items)
 
-    def _finish_function_vectors(self, paths: list[str]) -> None:
+    def schedule_function_vectors(self, first: Sequence[str] = (), everything: bool = True) -> None:
+        """Embed functions still without a vector, in the background, off every request's path:
+        the files in ``first`` (just edited, or a query's best files) lead; with ``everything``
+        every other file follows (a sync's call, which ``index.background_function_embeddings``
+        turns off). One worker; a call while it runs moves ``first`` to the front of its queue."""
+        if everything and not self.settings.index.background_function_embeddings:
+            return  # after a sync: the setting is off, queries embed what they need
+        with self._function_queue_lock:
+            queue = dict.fromkeys(first)
+            queue.update(self._function_queue)
+            self._function_queue = queue
+            self._function_queue_all = self._function_queue_all or everything
+            if self._function_worker_busy or not (queue or everything):
+                return
+            self._function_worker_busy = True
         try:
-            self.ensure_function_vectors(paths)
+            self._background.submit(self._function_worker)
+        except RuntimeError:  # shut down
+            with self._function_queue_lock:
+                self._function_worker_busy = False
+
+    def _next_function_files(self, order: list[str]) -> list[str]:
+        """Queued files first (newest request first), then the rest of ``order``."""
+        with self._function_queue_lock:
+            front = list(self._function_queue)
+            self._function_queue = {}
+            if self._function_queue_all:
+                self._function_queue_all = False
+                pending = {
+                    str(h.payload["path"])
+                    for h in self.store.scroll("functions", Where(has_dense=False))
+                }
+                order = sorted(pending.union(order))
+        return list(dict.fromkeys([*front, *order]))
+
+    def _function_worker(self) -> None:
+        order: list[str] = []
+        try:
+            while not self._closing.is_set():
+                order = self._next_function_files(order)
+                if not order:
+                    break
+                path, order = order[0], order[1:]
+                self.ensure_function_vectors([path])
         except Exception:  # the store may close under it at shutdown; nothing to recover
             log.debug("background function embedding stopped", exc_info=True)
+        finally:
+            with self._function_queue_lock:
+                self._function_worker_busy = False

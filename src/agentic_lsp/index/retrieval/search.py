@@ -1,93 +1,109 @@
-"""Hybrid two-phase retrieval.
+"""Retrieval: files first, then functions, from one understanding of the task.
 
-Phase 1 ranks files: dense (file embeddings) and lexical (sparse identifier terms) lists are fused
-with reciprocal-rank fusion. Phase 2 searches functions only inside the top files, embedding their
-functions on demand (cached by content hash), fuses dense + lexical again and adds the file's own
-score. An optional cross-encoder rerank runs when one is installed locally; otherwise the results
-say it was skipped. Every result names the signals that found it.
+Phase 1 ranks files. The task text is read once (:mod:`.task_text`): what it names, a weighted
+lexical query, a summary for the dense side. Four signals find files: ``lexical`` (BM25 over
+file contents), ``dense`` (file embeddings), ``functions`` (BM25 over every function in the
+workspace, each file scored by its best function) and ``mentions`` (paths, traceback frames,
+modules and identifiers the task names, matched against the whole workspace). They are fused by
+calibrated weighted scores (:mod:`.fusion`). Code tasks see the source lane; tests, docs, config
+and vendored files join when the task is about them or the caller asks (:mod:`.lanes`).
+
+Phase 2 ranks functions: BM25 over the top files' functions and over all functions, dense
+function vectors (computed in the background after a sync; a query embeds at most
+``index.function_embed_budget`` of them itself), symbols the task names, and the rank of the
+function's file. Methods and functions come before the classes that hold them unless the class
+itself is named. Every result names the signals that found it. ``disabled`` switches signals
+(and ``lanes``, ``weighting``) off, for ablations.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from agentic_lsp.index import documents, lexical
-from agentic_lsp.index.build import symbol_payload
 from agentic_lsp.index.embedding.model import EmbedderUnavailable
 from agentic_lsp.index.indexer import Indexer
-from agentic_lsp.index.parsing.languages import DOC_LANGUAGES
 from agentic_lsp.index.results import SearchResponse, SearchResult
+from agentic_lsp.index.retrieval.fusion import (
+    FILE_WEIGHTS,
+    FUNCTION_WEIGHTS,
+    Candidate,
+    Pool,
+    by_floor,
+    by_max,
+)
+from agentic_lsp.index.retrieval.lanes import LANES, lane_of, wanted_lanes
+from agentic_lsp.index.retrieval.mentions import Mentions, find_mentions
 from agentic_lsp.index.retrieval.reranker import load_reranker
-from agentic_lsp.index.storage.vector_store import Hit, Where
+from agentic_lsp.index.retrieval.task_text import TaskText, understand
+from agentic_lsp.index.storage.vector_store import Hit, SparseVector, Where
 
 log = logging.getLogger(__name__)
 
-RRF_K = 60
-_IDENTIFIER = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
+FILE_DEPTH = 100
+FUNCTION_DEPTH = 100
+CALLABLE_KINDS = frozenset({"function", "method", "constructor", "arrow", "macro"})
+CONTAINER_FACTOR = 0.7  # a class (struct, module…) that the task does not name itself
+NO_SIGNALS: frozenset[str] = frozenset()
 
 
-def rrf(ranked_lists: dict[str, Sequence[Hit]], weights: dict[str, float] | None = None):
-    """Reciprocal-rank fusion → {key: (score, {signal: rank}, payload)}."""
-    fused: dict[str, tuple[float, dict[str, int], dict]] = {}
-    for signal, hits in ranked_lists.items():
-        weight = (weights or {}).get(signal, 1.0)
-        for rank, hit in enumerate(hits, start=1):
-            score, signals, payload = fused.get(hit.key, (0.0, {}, hit.payload))
-            signals[signal] = rank
-            fused[hit.key] = (score + weight / (RRF_K + rank), signals, payload)
-    return fused
+class Query:
+    """One task, understood once: its lexical vector, dense text, lanes and mentions."""
+
+    def __init__(
+        self,
+        searcher: Searcher,
+        text: str,
+        lanes: Collection[str] | None,
+        disabled: Collection[str],
+    ) -> None:
+        self.text = text
+        self.disabled = frozenset(disabled)
+        self.task: TaskText = understand(text)
+        if "weighting" in self.disabled:
+            terms = documents.identifier_terms(text)
+            self.sparse: SparseVector = lexical.encode_query(terms)
+            self.dense_text = text
+        else:
+            self.sparse = lexical.encode_weighted(self.task.weights)
+            self.dense_text = self.task.summary or text
+        indexer = searcher.indexer
+        self.mentions = (
+            Mentions()
+            if "mentions" in self.disabled
+            else find_mentions(self.task, list(indexer.records), indexer.symbols)
+        )
+        if "lanes" in self.disabled:
+            self.lanes = frozenset(LANES)
+        elif lanes is not None:
+            self.lanes = frozenset(lanes)
+        else:
+            self.lanes = wanted_lanes(text, [p for p, s in self.mentions.files.items() if s >= 0.5])
+        self._dense: list[float] | None = None
+        self._dense_done = False
+
+    def on(self, signal: str) -> bool:
+        return signal not in self.disabled
+
+    def keep(self, hit: Hit) -> bool:
+        return lane_of(str(hit.payload.get("path", hit.key))) in self.lanes
+
+    def dense(self, searcher: Searcher, notes: list[str]) -> list[float] | None:
+        if not self._dense_done:
+            self._dense_done = True
+            try:
+                self._dense = searcher.indexer.embedder().embed_query(self.dense_text)
+            except EmbedderUnavailable as exc:
+                notes.append(f"dense search unavailable ({exc.message}); lexical only")
+        return self._dense
 
 
 class Searcher:
     def __init__(self, indexer: Indexer) -> None:
         self.indexer = indexer
 
-    def _dense_query(self, query: str, notes: list[str]) -> list[float] | None:
-        try:
-            return self.indexer.embedder().embed_query(query)
-        except EmbedderUnavailable as exc:
-            notes.append(f"dense search unavailable ({exc.message}); lexical only")
-            return None
-
-    def _hybrid(
-        self,
-        collection: str,
-        query: str,
-        dense: list[float] | None,
-        limit: int,
-        where: Where | None,
-    ) -> dict[str, tuple[float, dict[str, int], dict]]:
-        store = self.indexer.store
-        lists: dict[str, Sequence[Hit]] = {}
-        terms = documents.identifier_terms(query)
-        if terms:
-            lists["lexical"] = store.search_sparse(
-                collection, lexical.encode_query(terms), limit, where
-            )
-        if dense is not None:
-            lists["dense"] = store.search_dense(collection, dense, limit, where)
-        symbol_hits = self._symbol_hits(query, where) if collection == "functions" else []
-        if symbol_hits:
-            lists["symbol"] = symbol_hits
-        return rrf(lists)
-
-    def _symbol_hits(self, query: str, where: Where | None) -> list[Hit]:
-        """Exact identifier in the query → its definitions rank as a signal of their own."""
-        hits: list[Hit] = []
-        allowed = set(where.paths) if where and where.paths else None
-        table = self.indexer.symbols
-        for token in dict.fromkeys(_IDENTIFIER.findall(query)):
-            for ref in table.find(token):
-                if allowed is None or ref.path in allowed:
-                    in_file = table.symbols_in(ref.path)
-                    keys = dict(
-                        zip(map(id, in_file), documents.symbol_ids(ref.path, in_file), strict=True)
-                    )
-                    key = keys.get(id(ref.symbol)) or documents.symbol_id(ref.path, ref.symbol)
-                    hits.append(Hit(key, 1.0, symbol_payload(key, ref.path, None, ref.symbol, "")))
-        return hits
+    # -- phase 1: files ---------------------------------------------------------------------
 
     def search_files(
         self,
@@ -95,29 +111,63 @@ class Searcher:
         limit: int = 10,
         notes: list[str] | None = None,
         code_only: bool = False,
+        *,
+        lanes: Collection[str] | None = None,
+        disabled: Collection[str] = NO_SIGNALS,
     ) -> SearchResponse:
-        """Phase 1: files ranked by fused dense + lexical; ``code_only`` drops prose documents
-        (Markdown, RST, text), which otherwise crowd code out of a task's candidate files."""
+        """Files ranked for ``query``; ``lanes`` overrides the task's own (``code_only`` keeps
+        prose out even when the task mentions docs)."""
         notes = [] if notes is None else notes
-        dense = self._dense_query(query, notes) if self._has_dense("files") else None
-        if dense is None and not notes:
-            notes.append("file embeddings still being computed; lexical results only")
-        fused = self._hybrid("files", query, dense, max(limit * 3, 30), None)
+        q = Query(self, query, lanes, disabled)
         if code_only:
-            fused = {k: v for k, v in fused.items() if v[2].get("language") not in DOC_LANGUAGES}
+            q.lanes = q.lanes - {"docs"} or frozenset({"source"})
+        ranked = self._rank_files(q, notes)
         results = [
             SearchResult(
-                path=payload["path"],
+                path=str(c.payload["path"]),
                 start_line=1,
                 end_line=1,
                 score=score,
                 kind="file",
-                signals=signals,
-                language=payload.get("language"),
+                signals=dict(c.ranks),
+                language=c.payload.get("language"),
             )
-            for _key, (score, signals, payload) in sorted(fused.items(), key=lambda kv: -kv[1][0])
-        ][:limit]
+            for score, c in ranked[:limit]
+        ]
         return SearchResponse(query, results, [r.path for r in results], notes)
+
+    def _rank_files(self, q: Query, notes: list[str]) -> list[tuple[float, Candidate]]:
+        store = self.indexer.store
+        pool = Pool()
+        if q.on("lexical") and q.sparse.indices:
+            pool.add("lexical", store.search_sparse("files", q.sparse, FILE_DEPTH), by_max, q.keep)
+        if q.on("dense"):
+            if self._has_dense("files"):
+                vector = q.dense(self, notes)
+                if vector is not None:
+                    hits = store.search_dense("files", vector, FILE_DEPTH)
+                    pool.add("dense", hits, by_floor, q.keep)
+            else:
+                notes.append("file embeddings still being computed; lexical results only")
+        if q.on("functions") and q.sparse.indices:
+            pool.add("functions", self._best_function_per_file(q), by_max, q.keep)
+        if q.on("mentions") and q.mentions.files:
+            found = [(p, s) for p, s in q.mentions.files.items() if lane_of(p) in q.lanes]
+            payloads = {h.key: h.payload for h in store.get("files", [p for p, _ in found])}
+            pool.add_scores(
+                "mentions", [(Hit(p, s, payloads[p]), s) for p, s in found if p in payloads]
+            )
+        return pool.ranked(FILE_WEIGHTS)
+
+    def _best_function_per_file(self, q: Query) -> list[Hit]:
+        best: dict[str, Hit] = {}
+        for hit in self.indexer.store.search_sparse("functions", q.sparse, FUNCTION_DEPTH):
+            path = str(hit.payload["path"])
+            if path not in best:
+                best[path] = Hit(path, hit.score, {"path": path, **_file_fields(hit.payload)})
+        return list(best.values())
+
+    # -- phase 2: functions -------------------------------------------------------------------
 
     def search(
         self,
@@ -125,68 +175,102 @@ class Searcher:
         limit: int = 10,
         file_top_k: int | None = None,
         include_sections: bool = False,
+        *,
+        lanes: Collection[str] | None = None,
+        disabled: Collection[str] = NO_SIGNALS,
     ) -> SearchResponse:
-        """Two-phase: top files, then functions (and doc sections) inside them."""
+        """Two-phase: top files, then functions (and doc sections) in and beyond them."""
         notes: list[str] = []
-        file_top_k = file_top_k or self.indexer.settings.index.file_top_k
-        files = self.search_files(query, file_top_k, notes, code_only=not include_sections)
-        paths = files.files_considered
-        if not paths:
-            return SearchResponse(query, [], [], notes)
-        file_score = {r.path: r.score for r in files.results}
-        embedded = 0
-        dense: list[float] | None = None
-        try:
-            idx = self.indexer.settings.index
-            embedded = self.indexer.ensure_function_vectors(
-                paths[: idx.function_embed_files], budget=idx.function_embed_budget
-            )
-            dense = self.indexer.embedder().embed_query(query)
-        except EmbedderUnavailable as exc:
-            notes.append(f"function embeddings unavailable ({exc.message}); lexical only")
-        where = Where(paths=paths)
-        fused = self._hybrid("functions", query, dense, max(limit * 4, 40), where)
-        self._add_unfiltered_lexical(fused, query, max(limit * 2, 20))
+        idx = self.indexer.settings.index
+        file_top_k = file_top_k or idx.file_top_k
+        q = Query(self, query, lanes, disabled)
         if include_sections:
-            fused.update(self._hybrid("sections", query, dense, limit * 2, where))
-        results = []
-        for _key, (score, signals, payload) in fused.items():
-            path = payload["path"]
-            results.append(
-                SearchResult(
-                    path=path,
-                    start_line=int(payload.get("start_line", 1)),
-                    end_line=int(payload.get("end_line", 1)),
-                    score=score + 0.5 * file_score.get(path, 0.0),
-                    kind=str(payload.get("kind", "function")),
-                    symbol=payload.get("qualname") or payload.get("heading"),
-                    signature=str(payload.get("signature", "")),
-                    signals={
-                        **signals,
-                        **({"file": paths.index(path) + 1} if path in paths else {}),
-                    },
-                    language=payload.get("language"),
+            q.lanes = q.lanes | {"docs"}
+        files = self._rank_files(q, notes)[:file_top_k]
+        paths = [str(c.payload["path"]) for _, c in files]
+        file_score = _file_prior(files)
+        embedded = 0
+        if q.on("dense") and paths:
+            try:
+                embedded = self.indexer.ensure_function_vectors(
+                    paths[: idx.function_embed_files], budget=idx.function_embed_budget
                 )
-            )
+            except EmbedderUnavailable as exc:
+                notes.append(f"function embeddings unavailable ({exc.message}); lexical only")
+        pool = self._function_pool(q, paths, notes)
+        for item in pool.items.values():
+            path = str(item.payload["path"])
+            if path in file_score:
+                item.scores["file"] = file_score[path]
+                item.ranks["file"] = paths.index(path) + 1
+        results = [self._function_result(q, c, score) for score, c in pool.ranked(FUNCTION_WEIGHTS)]
+        if include_sections:
+            results += self._sections(q, notes)
         results.sort(key=lambda r: -r.score)
         results = self._rerank(query, results, notes)
         return SearchResponse(query, results[:limit], paths, notes, embedded)
 
-    def _add_unfiltered_lexical(self, fused: dict, query: str, limit: int) -> None:
-        """Phase 1 can miss the right file; an exact-term match on any function still counts.
+    def _function_pool(self, q: Query, paths: Sequence[str], notes: list[str]) -> Pool:
+        store = self.indexer.store
+        pool = Pool()
+        if q.on("lexical") and q.sparse.indices:
+            hits = store.search_sparse("functions", q.sparse, FUNCTION_DEPTH, Where(paths=paths))
+            hits += store.search_sparse("functions", q.sparse, FUNCTION_DEPTH)
+            pool.add("lexical", _merge_hits(hits), by_max, q.keep)
+        if q.on("dense") and self._has_dense("functions"):
+            vector = q.dense(self, notes)
+            if vector is not None:
+                hits = store.search_dense("functions", vector, FUNCTION_DEPTH, Where(paths=paths))
+                hits += store.search_dense("functions", vector, FUNCTION_DEPTH // 2)
+                pool.add("dense", _merge_hits(hits), by_floor, q.keep)
+        if q.on("symbol") and q.mentions.symbols:
+            pool.add_scores("symbol", self._symbol_hits(q))
+        return pool
 
-        Fused in as its own signal (``lexical_all``) so results stay attributed.
-        """
-        terms = documents.identifier_terms(query)
-        if not terms:
-            return
-        hits = self.indexer.store.search_sparse("functions", lexical.encode_query(terms), limit)
-        for key, (score, signals, payload) in rrf({"lexical_all": hits}).items():
-            if key in fused:
-                old_score, old_signals, old_payload = fused[key]
-                fused[key] = (old_score + score, {**old_signals, **signals}, old_payload)
-            else:
-                fused[key] = (score, signals, payload)
+    def _symbol_hits(self, q: Query) -> list[tuple[Hit, float]]:
+        """The symbols the task names, as stored points (keys as the indexer makes them)."""
+        table = self.indexer.symbols
+        wanted: dict[str, float] = {}
+        for (path, qualname), score in q.mentions.symbols.items():
+            if lane_of(path) not in q.lanes:
+                continue
+            in_file = table.symbols_in(path)
+            for key, symbol in zip(documents.symbol_ids(path, in_file), in_file, strict=True):
+                if symbol.qualname == qualname:
+                    wanted[key] = max(wanted.get(key, 0.0), score)
+        hits = self.indexer.store.get("functions", list(wanted))
+        return [(h, wanted[h.key]) for h in hits]
+
+    def _function_result(self, q: Query, c: Candidate, score: float) -> SearchResult:
+        payload = c.payload
+        kind = str(payload.get("kind", "function"))
+        named = str(payload.get("name", "")) in q.task.named()
+        if kind not in CALLABLE_KINDS and not named:
+            score *= CONTAINER_FACTOR
+        return SearchResult(
+            path=str(payload["path"]),
+            start_line=int(payload.get("start_line", 1)),
+            end_line=int(payload.get("end_line", 1)),
+            score=score,
+            kind=kind,
+            symbol=payload.get("qualname") or payload.get("heading"),
+            signature=str(payload.get("signature", "")),
+            signals=dict(c.ranks),
+            language=payload.get("language"),
+        )
+
+    def _sections(self, q: Query, notes: list[str]) -> list[SearchResult]:
+        store = self.indexer.store
+        pool = Pool()
+        if q.sparse.indices:
+            pool.add("lexical", store.search_sparse("sections", q.sparse, 40), by_max)
+        if q.on("dense") and self._has_dense("sections"):
+            vector = q.dense(self, notes)
+            if vector is not None:
+                pool.add("dense", store.search_dense("sections", vector, 40), by_floor)
+        return [self._function_result(q, c, score) for score, c in pool.ranked(FUNCTION_WEIGHTS)]
+
+    # -- shared ---------------------------------------------------------------------------------
 
     def _rerank(
         self, query: str, results: list[SearchResult], notes: list[str]
@@ -212,5 +296,23 @@ class Searcher:
         return head + tail
 
     def _has_dense(self, collection: str) -> bool:
-        store = self.indexer.store
-        return store.count(collection, Where(has_dense=True)) > 0
+        return self.indexer.store.count(collection, Where(has_dense=True)) > 0
+
+
+def _file_fields(payload: dict) -> dict:
+    return {"language": payload.get("language")}
+
+
+def _file_prior(files: Sequence[tuple[float, Candidate]]) -> dict[str, float]:
+    """Each top file's fused score relative to the best file's, for its functions."""
+    top = files[0][0] if files else 0.0
+    return {str(c.payload["path"]): (s / top if top > 0 else 0.0) for s, c in files}
+
+
+def _merge_hits(hits: Sequence[Hit]) -> list[Hit]:
+    """One hit per key (the better score), best first."""
+    best: dict[str, Hit] = {}
+    for hit in hits:
+        if hit.key not in best or hit.score > best[hit.key].score:
+            best[hit.key] = hit
+    return sorted(best.values(), key=lambda h: -h.score)
