@@ -6,7 +6,7 @@ import pytest
 
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.retrieval.fusion import Pool, by_floor, by_max
-from agentic_lsp.index.retrieval.lanes import lane_of, wanted_lanes
+from agentic_lsp.index.retrieval.lanes import lane_of, symbol_lane, wanted_lanes
 from agentic_lsp.index.retrieval.mentions import PathIndex, find_mentions
 from agentic_lsp.index.retrieval.symbols import SymbolTable
 from agentic_lsp.index.retrieval.task_text import understand
@@ -32,6 +32,10 @@ from agentic_lsp.index.storage.vector_store import Hit
         ("examples/basic.py", "docs"),
         ("notebooks/intro.ipynb", "docs"),
         ("pyproject.toml", "config"),
+        ("pkg/brew/ripgrep-bin.rb", "config"),
+        ("ci/utils.sh", "config"),
+        ("build.rs", "config"),
+        ("webpack.config.js", "config"),
         ("package.json", "config"),
         ("src/requests/_vendor/idna.py", "vendored"),
         ("vendor/github.com/x/y.go", "vendored"),
@@ -40,6 +44,14 @@ from agentic_lsp.index.storage.vector_store import Hit
 )
 def test_lane_of(path: str, lane: str) -> None:
     assert lane_of(path) == lane
+
+
+def test_tests_inside_source_files_are_tests() -> None:
+    assert symbol_lane("crates/regex/src/word.rs", "tests.regression_dash") == "test"
+    assert symbol_lane("src/app.py", "test_parse") == "test"
+    assert symbol_lane("cmd/root.go", "TestExecute") == "test"
+    assert symbol_lane("src/app.py", "Testament.read") == "source"
+    assert symbol_lane("crates/regex/src/word.rs", "WordMatcher.fast_find") == "source"
 
 
 def test_wanted_lanes() -> None:
@@ -79,7 +91,9 @@ def _table() -> SymbolTable:
 def test_mentions_reach_files_no_other_signal_found() -> None:
     paths = ["src/click/core.py", "src/click/types.py", "tests/test_core.py"]
     trace = 'Traceback:\n  File "/x/site-packages/click/core.py", line 1021, in invoke\n'
-    found = find_mentions(understand(trace + "`get_default` returns None"), paths, _table())
+    found = find_mentions(
+        understand(trace + "`get_default` returns None"), PathIndex(paths), _table()
+    )
     assert found.files["src/click/core.py"] > 0.5
     assert "src/click/types.py" not in found.files
     assert ("src/click/core.py", "Command.invoke") in found.symbols

@@ -68,6 +68,7 @@ class Indexer(DenseVectors):
         self.store = store
         self.cache_dir = cache_dir
         self.records: dict[str, FileRecord] = {}
+        self.generation = 0  # bumped whenever the set of files or their symbols change
         self.symbols = SymbolTable()
         self.overlays: dict[str, str] = overlays if overlays is not None else {}
         self.rules = IgnoreRules.load(root, settings.index)
@@ -98,6 +99,7 @@ class Indexer(DenseVectors):
         for hit in self.store.scroll("functions"):
             by_path.setdefault(hit.payload["path"], []).append(symbol_from_payload(hit.payload))
         self.records = records
+        self.generation += 1
         for path in records:
             syms = sorted(by_path.get(path, []), key=lambda s: (s.start_line, s.qualname))
             self.symbols.replace_file(path, syms, imports.get(path, []))
@@ -250,6 +252,7 @@ class Indexer(DenseVectors):
         ):
             if points:
                 self.store.upsert(collection, points)
+        self.generation += 1
         for b in builds:
             self.records[b.rel_path] = FileRecord(
                 b.rel_path, b.content_hash, b.size, b.mtime_ns, b.language
@@ -259,6 +262,7 @@ class Indexer(DenseVectors):
     def _remove(self, paths: Sequence[str]) -> None:
         if not paths:
             return
+        self.generation += 1
         for collection in ("files", "functions", "sections"):
             self.store.delete_paths(collection, list(paths))
         for path in paths:

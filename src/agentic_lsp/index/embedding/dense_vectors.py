@@ -215,6 +215,16 @@ class DenseVectors(ABC):
             with self._function_queue_lock:
                 self._function_worker_busy = False
 
+    def wait_for_function_vectors(self, timeout: float = 600.0) -> bool:
+        """Block until the background worker is idle (benchmarks, tests); False on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._function_queue_lock:
+                if not self._function_worker_busy:
+                    return True
+            time.sleep(0.05)
+        return False
+
     def _next_function_files(self, order: list[str]) -> list[str]:
         """Queued files first (newest request first), then the rest of ``order``."""
         with self._function_queue_lock:

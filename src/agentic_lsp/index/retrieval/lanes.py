@@ -1,7 +1,8 @@
 """Lanes: which kind of file a path is, so code tasks rank source code before tests and prose.
 
 A *lane* is ``source``, ``test``, ``docs`` (prose, examples, changelogs, notebooks), ``config``
-or ``vendored`` (third-party copies, generated or minified output). Code searches return the
+(configuration, build scripts, CI and packaging tooling) or ``vendored`` (third-party copies,
+generated or minified output). Code searches return the
 source lane first; the other lanes join when the task is about them (:func:`wanted_lanes`) or a
 caller asks for them. Classification is by path alone: cheap, deterministic, the same in every
 process.
@@ -51,6 +52,28 @@ _CONFIG_NAMES = frozenset(
         ".agentic-lsp.toml",
     }
 )
+# Top-level folders of build, CI, packaging and maintenance tooling; and build scripts by name.
+_TOOLING_DIRS = frozenset(
+    {
+        "ci",
+        ".ci",
+        ".github",
+        ".circleci",
+        "pkg",
+        "packaging",
+        "scripts",
+        "benchmarks",
+        "bench",
+        "benches",
+        "docker",
+        "contrib",
+    }
+)
+_TOOLING_NAMES = re.compile(
+    r"^(build\.rs|setup\.py|noxfile\.py|fabfile\.py|gulpfile\.\w+|gruntfile\.\w+"
+    r"|[\w.-]+\.config\.[cm]?[jt]s|\.eslintrc\.\w+|makefile|justfile)$",
+    re.I,
+)
 _CONFIG_EXTS = (".toml", ".ini", ".cfg", ".yaml", ".yml", ".json", ".lock", ".xml")
 
 
@@ -89,11 +112,25 @@ def lane_of(path: str) -> str:
         or any(p in _DOC_DIRS for p in lowered)
     ):
         return "docs"
-    if name in _CONFIG_NAMES or name.endswith(_CONFIG_EXTS):
+    if name in _CONFIG_NAMES or name.endswith(_CONFIG_EXTS) or _TOOLING_NAMES.match(name):
+        return "config"
+    if len(parts) > 1 and lowered[0] in _TOOLING_DIRS:
         return "config"
     if language is None:
         return "config"
     return "source"
+
+
+def symbol_lane(path: str, qualname: str) -> str:
+    """A symbol's lane: its file's, except that tests kept inside source files (Rust's
+    ``mod tests``, ``test_*`` functions, Go/JUnit-style ``TestXxx``) are tests."""
+    parts = qualname.split(".")
+    name = parts[-1]
+    if any(p in ("tests", "test") for p in parts[:-1]) or name.startswith("test_"):
+        return "test"
+    if name.startswith("Test") and name[4:5].isupper():
+        return "test"
+    return lane_of(path)
 
 
 _WANTS_TESTS = re.compile(

@@ -12,7 +12,7 @@ dense lists missed still surfaces when the task names it or its functions.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agentic_lsp.index.results import SymbolRef
@@ -114,10 +114,10 @@ def _stem(name: str) -> str:
     return name
 
 
-def find_mentions(task: TaskText, paths: Sequence[str], symbols: SymbolTable) -> Mentions:
+def find_mentions(task: TaskText, paths: PathIndex, symbols: SymbolTable) -> Mentions:
     """Everything ``task`` names that exists in the workspace (see the module doc)."""
     found = Mentions()
-    index = PathIndex(paths)
+    index = paths
     for written in task.paths:
         for path, confidence in index.match(written):
             found.add_file(path, PATH_WEIGHT * confidence, "path")

@@ -33,8 +33,8 @@ from agentic_lsp.index.retrieval.fusion import (
     by_floor,
     by_max,
 )
-from agentic_lsp.index.retrieval.lanes import LANES, lane_of, wanted_lanes
-from agentic_lsp.index.retrieval.mentions import Mentions, find_mentions
+from agentic_lsp.index.retrieval.lanes import LANES, lane_of, symbol_lane, wanted_lanes
+from agentic_lsp.index.retrieval.mentions import Mentions, PathIndex, find_mentions
 from agentic_lsp.index.retrieval.reranker import load_reranker
 from agentic_lsp.index.retrieval.task_text import TaskText, understand
 from agentic_lsp.index.storage.vector_store import Hit, SparseVector, Where
@@ -72,7 +72,7 @@ class Query:
         self.mentions = (
             Mentions()
             if "mentions" in self.disabled
-            else find_mentions(self.task, list(indexer.records), indexer.symbols)
+            else find_mentions(self.task, searcher.path_index(), indexer.symbols)
         )
         if "lanes" in self.disabled:
             self.lanes = frozenset(LANES)
@@ -89,6 +89,10 @@ class Query:
     def keep(self, hit: Hit) -> bool:
         return lane_of(str(hit.payload.get("path", hit.key))) in self.lanes
 
+    def keep_symbol(self, hit: Hit) -> bool:
+        path, qualname = str(hit.payload.get("path")), str(hit.payload.get("qualname") or "")
+        return symbol_lane(path, qualname) in self.lanes
+
     def dense(self, searcher: Searcher, notes: list[str]) -> list[float] | None:
         if not self._dense_done:
             self._dense_done = True
@@ -102,6 +106,16 @@ class Query:
 class Searcher:
     def __init__(self, indexer: Indexer) -> None:
         self.indexer = indexer
+        self._paths: tuple[int, PathIndex] | None = None
+
+    def path_index(self) -> PathIndex:
+        """The workspace's paths by name, rebuilt only after the file set changed."""
+        generation = self.indexer.generation
+        cached = self._paths
+        if cached is None or cached[0] != generation:
+            cached = (generation, PathIndex(list(self.indexer.records)))
+            self._paths = cached
+        return cached[1]
 
     # -- phase 1: files ---------------------------------------------------------------------
 
@@ -216,13 +230,13 @@ class Searcher:
         if q.on("lexical") and q.sparse.indices:
             hits = store.search_sparse("functions", q.sparse, FUNCTION_DEPTH, Where(paths=paths))
             hits += store.search_sparse("functions", q.sparse, FUNCTION_DEPTH)
-            pool.add("lexical", _merge_hits(hits), by_max, q.keep)
+            pool.add("lexical", _merge_hits(hits), by_max, q.keep_symbol)
         if q.on("dense") and self._has_dense("functions"):
             vector = q.dense(self, notes)
             if vector is not None:
                 hits = store.search_dense("functions", vector, FUNCTION_DEPTH, Where(paths=paths))
                 hits += store.search_dense("functions", vector, FUNCTION_DEPTH // 2)
-                pool.add("dense", _merge_hits(hits), by_floor, q.keep)
+                pool.add("dense", _merge_hits(hits), by_floor, q.keep_symbol)
         if q.on("symbol") and q.mentions.symbols:
             pool.add_scores("symbol", self._symbol_hits(q))
         return pool
@@ -232,7 +246,7 @@ class Searcher:
         table = self.indexer.symbols
         wanted: dict[str, float] = {}
         for (path, qualname), score in q.mentions.symbols.items():
-            if lane_of(path) not in q.lanes:
+            if symbol_lane(path, qualname) not in q.lanes:
                 continue
             in_file = table.symbols_in(path)
             for key, symbol in zip(documents.symbol_ids(path, in_file), in_file, strict=True):

@@ -46,6 +46,11 @@ _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ERROR = re.compile(r"^\s*(?:\w+\.)*(\w*(?:Error|Exception|Warning|panic))\b:?\s*(.{0,200})$", re.M)
 _URL = re.compile(r"https?://\S+")
+# Issue-template scaffolding: question headings ("### What version are you using?"), ticked
+# boxes and HTML comments. Every issue of a repository repeats them, so they point nowhere.
+_TEMPLATE = re.compile(
+    r"^\s*#{1,6}\s[^\n]*\?\s*$|^\s*[-*]\s*\[[ xX]\][^\n]*$|<!--.*?-->", re.M | re.S
+)
 
 # Common English and issue-template words: they match everything and point at nothing.
 _STOP_TEXT = """
@@ -141,7 +146,7 @@ def understand(text: str) -> TaskText:
             f"{m.group(1)}: {m.group(2)}".strip().rstrip(":") for m in _ERROR.finditer(plain)
         )
     )
-    task.weights = _weights(plain, title, task)
+    task.weights = _weights(_TEMPLATE.sub(" ", plain), title, task)
     task.summary = _summary(text, title, task)
     return task
 
