@@ -59,9 +59,20 @@ SCRIPT = [
     },
 ]
 
+TRACEBACK_TASK = """The summary crashes for an empty list
+
+Traceback (most recent call last):
+  File "/venv/lib/python3.12/site-packages/src/report.py", line 6, in summary
+    return f"{add_numbers(1, 2)} {Calculator().total(values)}"
+TypeError: unsupported operand type(s)
+"""
+
 READ_CALLS = [
     ("search_code", {"query": "add two numbers"}, "def add_numbers(a, b):"),
     ("search_files", {"query": "calculator"}, "src/calc.py"),
+    # A whole bug report: its traceback frame names a file only by an installed copy's path.
+    ("search_files", {"query": TRACEBACK_TASK}, "1. src/report.py"),
+    ("search_code", {"query": TRACEBACK_TASK, "snippet_lines": 0}, "1. src/report.py:4-6"),
     ("find_symbol", {"query": "greet"}, "src/greet.py:1-"),
     ("find_definition", {"name": "Calculator"}, "class Calculator:"),
     ("find_references", {"name": "Calculator"}, "src/report.py"),
