@@ -22,11 +22,15 @@ from typing import TYPE_CHECKING, Any
 
 from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.errors import Cancelled
-from agentic_lsp.index.embedding.model import model_dimension
+from agentic_lsp.index.embedding.model import (
+    EmbedderUnavailable,
+    embedding_model_id,
+    model_dimension,
+)
 from agentic_lsp.index.indexer import Indexer
 from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary, ProgressFn
 from agentic_lsp.index.retrieval.search import Searcher, SearchResponse
-from agentic_lsp.index.storage.opening import OpenedStore, open_store
+from agentic_lsp.index.storage.opening import OpenedStore, open_store, recorded_dim
 from agentic_lsp.index.sync import Watcher
 from agentic_lsp.navigation import Navigation, ReadableFiles
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
@@ -72,23 +76,45 @@ class Engine:
             return
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         idx = self.settings.index
+        model_id = embedding_model_id(idx.embedding_model)
+        dim, unavailable = self._embedding_dim(model_id)
         self._opened = open_store(
             idx.store,
             path=self.cache_dir / "store",
             url=idx.qdrant_url,
             api_key=idx.qdrant_api_key,
-            dim=model_dimension(idx.embedding_model),
-            model_id=idx.embedding_model,
+            dim=dim,
+            model_id=model_id,
         )
         if self._opened.recovered_from is not None:
             self.message = self._opened.message
             log.warning("%s", self._opened.message)
+        if unavailable:
+            self.message = unavailable
         self._indexer = Indexer(
             self.root, self.settings, self._opened.store, self.cache_dir, self._buffers
         )
         self._indexer.load_state()
         self._searcher = Searcher(self._indexer)
         self._navigation = Navigation(self._indexer, self.readable)
+
+    def _embedding_dim(self, model_id: str) -> tuple[int, str]:
+        """The store's dimension, and why dense search is unavailable ("" when it is not).
+
+        A remote embedder (Ollama) that is down does not keep the index closed: a store it built
+        earlier records its dimension, and lexical and symbol search work until it is back.
+        """
+        idx = self.settings.index
+        try:
+            return model_dimension(idx.embedding_model, self.settings.llm.ollama_host), ""
+        except EmbedderUnavailable as exc:
+            recorded = None
+            if idx.store == "edge":
+                recorded = recorded_dim(self.cache_dir / "store", model_id)
+            if recorded is None:
+                raise
+            log.warning("%s; opening the index for lexical search only", exc.message)
+            return recorded, f"dense search unavailable: {exc.message}"
 
     async def start(self, *, index: bool = True, watch: bool | None = None) -> None:
         """Open the index, start a background sync and the file watcher; returns at once."""

@@ -12,7 +12,14 @@ from pathlib import Path
 
 from agentic_lsp.config import Settings
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.index.embedding.model import EmbedderUnavailable, load_embedder, model_dimension
+from agentic_lsp.index.embedding.model import (
+    DEFAULT_OLLAMA_HOST,
+    EmbedderUnavailable,
+    embedding_model_id,
+    is_ollama,
+    load_embedder,
+    model_dimension,
+)
 from agentic_lsp.index.parsing.languages import CODE_LANGUAGES
 from agentic_lsp.index.storage.opening import meta_problem, open_store
 from agentic_lsp.index.storage.vector_store import COLLECTIONS
@@ -21,15 +28,19 @@ from agentic_lsp.workspace import workspace_cache_dir
 GRAMMARS = (*sorted(CODE_LANGUAGES), "markdown")
 
 
-def embedder_health(model_id: str) -> tuple[str, str, str]:
-    """Load the embedding model and embed one text (seconds: the model loads)."""
+def embedder_health(spec: str, ollama_host: str = DEFAULT_OLLAMA_HOST) -> tuple[str, str, str]:
+    """Load the embedding model and embed one text (seconds: the model loads). An Ollama
+    embedder is asked over HTTP: reachable, model pulled, a well-formed vector."""
     started = time.perf_counter()
     try:
-        embedder = load_embedder(model_id)
+        embedder = load_embedder(spec, ollama_host=ollama_host)
         vector = embedder.embed(["def parse(text): ..."])[0]
     except EmbedderUnavailable as exc:
         return "FAIL", exc.message, exc.hint
     took = time.perf_counter() - started
+    if is_ollama(spec):
+        where = f"Ollama at {ollama_host}"
+        return "ok", f"{embedder.model_id} on {where}, dim {len(vector)}, in {took:.1f}s", ""
     return "ok", f"{embedder.model_id}, dim {len(vector)}, loaded in {took:.1f}s", ""
 
 
@@ -55,7 +66,11 @@ def grammar_health() -> tuple[str, str, str]:
 def store_health(workspace: Path, settings: Settings) -> tuple[str, str, str]:
     """(status, detail, fix) for the doctor table. Never raises."""
     idx = settings.index
-    dim = model_dimension(idx.embedding_model)
+    model_id = embedding_model_id(idx.embedding_model)
+    try:
+        dim = model_dimension(idx.embedding_model, settings.llm.ollama_host)
+    except EmbedderUnavailable as exc:
+        return "warn", f"cannot check the index store: {exc.message}", exc.hint
     if idx.store == "qdrant":
         if not idx.qdrant_url:
             return (
@@ -70,7 +85,7 @@ def store_health(workspace: Path, settings: Settings) -> tuple[str, str, str]:
                 url=idx.qdrant_url,
                 api_key=idx.qdrant_api_key,
                 dim=dim,
-                model_id=idx.embedding_model,
+                model_id=model_id,
             )
         except AgenticError as exc:
             return "FAIL", f"Qdrant server: {exc.message}", exc.hint
@@ -81,7 +96,7 @@ def store_health(workspace: Path, settings: Settings) -> tuple[str, str, str]:
     store_dir = workspace_cache_dir(workspace, settings) / "store"
     if not store_dir.exists():
         return "ok", f"embedded Qdrant Edge; no index yet (will be at {store_dir})", ""
-    problem = meta_problem(store_dir, dim=dim, model_id=idx.embedding_model)
+    problem = meta_problem(store_dir, dim=dim, model_id=model_id)
     missing = [c for c in COLLECTIONS if not (store_dir / c).is_dir()]
     if problem or missing:
         why = problem or f"missing collections {missing}"

@@ -72,7 +72,10 @@ def check_ollama(loaded: LoadedSettings) -> Check:
 def check_embedder(loaded: LoadedSettings) -> Check:
     from agentic_lsp.health import embedder_health
 
-    return Check("embeddings", *embedder_health(loaded.settings.index.embedding_model))
+    settings = loaded.settings
+    return Check(
+        "embeddings", *embedder_health(settings.index.embedding_model, settings.llm.ollama_host)
+    )
 
 
 def check_grammars() -> Check:

@@ -2,10 +2,11 @@
 
 It speaks the part of the Ollama REST API that the ``ollama`` Python client (and so
 ``langchain_ollama.ChatOllama``) uses: ``GET /``, ``GET /api/version``, ``GET /api/tags``,
-``GET /api/ps``, ``POST /api/show``, ``POST /api/chat`` and ``POST /api/generate``, streaming
-NDJSON with chunked transfer encoding when ``stream`` is true (the API default) and one JSON
-object when false. An unknown model gets a 404 ``{"error": "model \\"x\\" not found, try pulling it
-first"}`` as from a real server; an exhausted script a 500 with the script's message.
+``GET /api/ps``, ``POST /api/show``, ``/api/chat``, ``/api/generate`` (streaming NDJSON with
+chunked transfer encoding when ``stream`` is true, the API default; one JSON object when false)
+and ``/api/embed`` (:mod:`agentic_lsp.testing.ollama_embed`). An unknown model gets a 404
+``{"error": "model \\"x\\" not found, try pulling it first"}`` as from a real server; an exhausted
+script a 500 with the script's message.
 
 Replies come from a :class:`~agentic_lsp.llm.scripted.Script`; a step's ``role`` filter is matched
 against the role mapped to the requested model (``role_of_model``), else the model name itself.
@@ -37,6 +38,7 @@ from typing import Any
 
 from agentic_lsp.errors import ProviderError
 from agentic_lsp.llm.scripted import Script, load_script, split_for_streaming
+from agentic_lsp.testing.ollama_embed import EmbedBehaviour, embed_reply
 
 SERVER_VERSION = "0.0.0-agentic-lsp-test"
 DEFAULT_MODELS = ("qwen2.5-coder:7b",)
@@ -102,6 +104,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._record(body)
         routes = {"/api/chat": self._chat, "/api/generate": self._generate, "/api/show": self._show}
+        routes["/api/embed"] = self._embed
         handler = routes.get(self.path)
         if handler is None:
             self._send_json(404, {"error": f"{self.path} not found"})
@@ -128,6 +131,9 @@ class _Handler(BaseHTTPRequestHandler):
                 "modified_at": _MODIFIED_AT,
             },
         )
+
+    def _embed(self, model: str, body: dict[str, Any]) -> None:
+        self._send_json(*embed_reply(model, body, self.server.embedding))
 
     def _chat(self, model: str, body: dict[str, Any]) -> None:
         raw = body.get("messages") or []
@@ -259,6 +265,7 @@ class _Server(ThreadingHTTPServer):
         self.role_of_model = {_full_name(k): v for k, v in role_of_model.items()}
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
+        self.embedding = EmbedBehaviour()  # /api/embed's dimension and faults, set by tests
 
     def role_for(self, model: str) -> str:
         return self.role_of_model.get(_full_name(model), model)
@@ -311,6 +318,10 @@ class OllamaTestServer:
     def requests(self) -> list[RecordedRequest]:
         with self._server._lock:
             return list(self._server.requests)
+
+    @property
+    def embedding(self) -> EmbedBehaviour:
+        return self._server.embedding
 
     def requests_to(self, path: str) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path == path]

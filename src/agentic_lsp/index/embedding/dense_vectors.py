@@ -61,7 +61,9 @@ class DenseVectors(ABC):
         with self._embedder_lock:
             if self._embedder is None:
                 spec = self.settings.index.embedding_model
-                self._embedder = load_embedder(spec, self.settings.index.embedding_batch_size)
+                self._embedder = load_embedder(
+                    spec, self.settings.index.embedding_batch_size, self.settings.llm.ollama_host
+                )
                 self._cache = EmbeddingCache(
                     self.cache_dir / "embeddings.sqlite",
                     self._embedder.model_id,

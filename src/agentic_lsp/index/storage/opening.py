@@ -143,6 +143,19 @@ def meta_problem(root: Path, *, dim: int, model_id: str) -> str | None:
     return None
 
 
+def recorded_dim(root: Path, model_id: str) -> int | None:
+    """The dimension ``meta.json`` records for ``model_id``; ``None`` for another model or no
+    usable meta. Lets a store built with a remote embedder open while that server is down."""
+    try:
+        meta = json.loads((root / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(meta, dict) or meta.get("model_id") != model_id:
+        return None
+    dim = meta.get("dim")
+    return dim if isinstance(dim, int) and dim > 0 else None
+
+
 def move_aside(root: Path) -> Path:
     """Rename ``root`` to ``<root>.corrupt-<UTC timestamp>`` (unique); never deletes anything."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
