@@ -45,7 +45,10 @@ class IndexSettings(_Section):
     qdrant_api_key: str | None = None
     embedding_model: str = Field(
         "bundled:all-MiniLM-L6-v2",
-        description="'bundled:all-MiniLM-L6-v2' or a local sentence-transformers model folder.",
+        description=(
+            "'bundled:all-MiniLM-L6-v2', 'ollama:<model>' (at llm.ollama_host) or a local "
+            "sentence-transformers model folder."
+        ),
     )
     embedding_batch_size: int = Field(64, ge=1, le=4096)
     reranker: str | None = Field(
