@@ -26,6 +26,7 @@ from agentic_lsp.index.embedding.model import (
     EmbedderUnavailable,
     embedding_model_id,
     model_dimension,
+    remember_dimension,
 )
 from agentic_lsp.index.indexer import Indexer
 from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary, ProgressFn
@@ -114,6 +115,7 @@ class Engine:
             if recorded is None:
                 raise
             log.warning("%s; opening the index for lexical search only", exc.message)
+            remember_dimension(idx.embedding_model, self.settings.llm.ollama_host, recorded)
             return recorded, f"dense search unavailable: {exc.message}"
 
     async def start(self, *, index: bool = True, watch: bool | None = None) -> None:

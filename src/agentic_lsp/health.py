@@ -21,7 +21,7 @@ from agentic_lsp.index.embedding.model import (
     model_dimension,
 )
 from agentic_lsp.index.parsing.languages import CODE_LANGUAGES
-from agentic_lsp.index.storage.opening import meta_problem, open_store
+from agentic_lsp.index.storage.opening import meta_problem, open_store, recorded_dim
 from agentic_lsp.index.storage.vector_store import COLLECTIONS
 from agentic_lsp.workspace import workspace_cache_dir
 
@@ -67,10 +67,14 @@ def store_health(workspace: Path, settings: Settings) -> tuple[str, str, str]:
     """(status, detail, fix) for the doctor table. Never raises."""
     idx = settings.index
     model_id = embedding_model_id(idx.embedding_model)
+    store_dir = workspace_cache_dir(workspace, settings) / "store"
     try:
         dim = model_dimension(idx.embedding_model, settings.llm.ollama_host)
-    except EmbedderUnavailable as exc:
-        return "warn", f"cannot check the index store: {exc.message}", exc.hint
+    except EmbedderUnavailable as exc:  # a remote embedder that is down: trust the store's meta
+        recorded = recorded_dim(store_dir, model_id) if idx.store == "edge" else None
+        if recorded is None:
+            return "warn", f"cannot check the index store: {exc.message}", exc.hint
+        dim = recorded
     if idx.store == "qdrant":
         if not idx.qdrant_url:
             return (
@@ -93,7 +97,6 @@ def store_health(workspace: Path, settings: Settings) -> tuple[str, str, str]:
             return "ok", f"Qdrant server {idx.qdrant_url}: {opened.store.count('files')} files", ""
         finally:
             opened.store.close()
-    store_dir = workspace_cache_dir(workspace, settings) / "store"
     if not store_dir.exists():
         return "ok", f"embedded Qdrant Edge; no index yet (will be at {store_dir})", ""
     problem = meta_problem(store_dir, dim=dim, model_id=model_id)

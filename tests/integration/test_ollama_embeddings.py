@@ -140,7 +140,21 @@ def test_server_down_is_a_clear_error_and_lexical_search_still_works(
     assert engine.indexer.symbols.find("vat_rate")[0].path == "src/billing/tax.py"
     status, detail, fix = embedder_health("ollama:test-embed", url)
     assert status == "FAIL" and "cannot reach Ollama" in detail and "ollama serve" in fix
+    assert store_health(repo, engine.settings)[0] == "ok"  # the store itself is fine
     engine.close_blocking()
+
+    # the server comes back (answering the dimension the store recorded): the next sync catches up
+    with OllamaTestServer(models=MODELS, port=int(url.rsplit(":", 1)[1])) as again:
+        engine = open_engine(repo, "ollama:test-embed", url)
+        again.embedding.wrong_dim = 48  # a model re-pulled with another size is refused...
+        with pytest.raises(EmbedderUnavailable, match="48-dimensional vectors, expected 64"):
+            engine.sync_blocking()
+        again.embedding.wrong_dim = None
+        assert engine.sync_blocking().embedded == 1  # ...the right size is stored
+        assert engine.indexer.dense_pending() == 0
+        engine.close_blocking()
+    load_embedder.cache_clear()
+    forget_dimensions()
 
     # a workspace never indexed cannot learn the dimension: a clear error, not a traceback
     with pytest.raises(EmbedderUnavailable, match="cannot reach Ollama"):

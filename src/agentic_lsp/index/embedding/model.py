@@ -113,6 +113,14 @@ def embedding_model_id(spec: str) -> str:
     return f"local:{Path(spec).expanduser().resolve()}"
 
 
+def remember_dimension(spec: str, ollama_host: str, dim: int) -> None:
+    """For a remote (Ollama) embedder, pin the dimension a store recorded; a no-op otherwise."""
+    if is_ollama(spec):
+        from agentic_lsp.index.embedding import ollama
+
+        ollama.remember_dimension(ollama_host, ollama.model_name(spec), dim)
+
+
 @functools.lru_cache(maxsize=4)
 def load_embedder(
     spec: str = BUNDLED_MINILM, batch_size: int = 64, ollama_host: str = DEFAULT_OLLAMA_HOST

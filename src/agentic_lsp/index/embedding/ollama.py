@@ -204,6 +204,13 @@ def probe_dimension(embedder: OllamaEmbedder) -> int:
     return dim
 
 
+def remember_dimension(host: str, model: str, dim: int) -> None:
+    """Take ``dim`` as the model's dimension without a probe (the store's meta recorded it while
+    the server is down): answers of another size are then refused, never stored."""
+    with _dims_lock:
+        _dims.setdefault((base_url(host), full_name(model)), dim)
+
+
 def forget_dimensions() -> None:
     """Drop the probed dimensions (tests; a model re-pulled under the same name)."""
     with _dims_lock:
