@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.errors import Cancelled
 from agentic_lsp.index.embedding.model import (
+    PROVISIONAL_DIM,
     EmbedderUnavailable,
     embedding_model_id,
+    is_ollama,
     model_dimension,
     remember_dimension,
 )
@@ -103,19 +105,23 @@ class Engine:
         """The store's dimension, and why dense search is unavailable ("" when it is not).
 
         A remote embedder (Ollama) that is down does not keep the index closed: a store it built
-        earlier records its dimension, and lexical and symbol search work until it is back.
+        earlier records its dimension, else a provisional one is assumed (the next start with the
+        server up rebuilds the store if the model's differs); lexical and symbol search work.
         """
         idx = self.settings.index
+        spec, host = idx.embedding_model, self.settings.llm.ollama_host
         try:
-            return model_dimension(idx.embedding_model, self.settings.llm.ollama_host), ""
+            return model_dimension(spec, host), ""
         except EmbedderUnavailable as exc:
             recorded = None
             if idx.store == "edge":
                 recorded = recorded_dim(self.cache_dir / "store", model_id)
+            if recorded is None and is_ollama(spec):
+                recorded = PROVISIONAL_DIM
             if recorded is None:
                 raise
             log.warning("%s; opening the index for lexical search only", exc.message)
-            remember_dimension(idx.embedding_model, self.settings.llm.ollama_host, recorded)
+            remember_dimension(spec, host, recorded)
             return recorded, f"dense search unavailable: {exc.message}"
 
     async def start(self, *, index: bool = True, watch: bool | None = None) -> None:

@@ -147,8 +147,9 @@ def test_server_down_is_a_clear_error_and_lexical_search_still_works(
     with OllamaTestServer(models=MODELS, port=int(url.rsplit(":", 1)[1])) as again:
         engine = open_engine(repo, "ollama:test-embed", url)
         again.embedding.wrong_dim = 48  # a model re-pulled with another size is refused...
-        with pytest.raises(EmbedderUnavailable, match="48-dimensional vectors, expected 64"):
+        with pytest.raises(EmbedderUnavailable, match="48-dimensional vectors, expected 64") as e:
             engine.sync_blocking()
+        assert "restart agentic-lsp" in e.value.hint
         again.embedding.wrong_dim = None
         assert engine.sync_blocking().embedded == 1  # ...the right size is stored
         assert engine.indexer.dense_pending() == 0
@@ -156,14 +157,42 @@ def test_server_down_is_a_clear_error_and_lexical_search_still_works(
     load_embedder.cache_clear()
     forget_dimensions()
 
-    # a workspace never indexed cannot learn the dimension: a clear error, not a traceback
+
+def test_a_workspace_first_opened_while_ollama_is_down(repo: Path) -> None:
+    with OllamaTestServer(models=MODELS) as srv:
+        url = srv.url
+    engine = open_engine(repo, "ollama:test-embed", url)  # no store records the dimension
+    assert "dense search unavailable" in engine.message
     with pytest.raises(EmbedderUnavailable, match="cannot reach Ollama"):
-        open_engine(repo.parent / "fresh", "ollama:test-embed", url)
+        engine.sync_blocking()
+    found = asyncio.run(engine.search("haversine_km", limit=3))  # lexical and symbols work
+    assert found.results[0].symbol == "haversine_km"
+    with OllamaTestServer(models=MODELS, port=int(url.rsplit(":", 1)[1])):
+        # the server is back with 64-d vectors; the store assumed 768: refused, never stored
+        with pytest.raises(EmbedderUnavailable, match="expected 768") as err:
+            engine.sync_blocking()
+        assert "restart agentic-lsp" in err.value.hint
+        engine.close_blocking()
+        load_embedder.cache_clear()
+        forget_dimensions()
+        engine = open_engine(repo, "ollama:test-embed", url)  # the restart: probe, rebuild
+        assert "built for 768-dimensional embeddings, now 64" in engine.message
+        engine.sync_blocking()
+        assert engine.indexer.dense_pending() == 0
+        found = asyncio.run(engine.search("retry failed network calls", functions=False))
+        assert found.results[0].path == "web/src/retry.ts" and not found.notes
+        engine.close_blocking()
 
 
 def test_missing_model_names_the_model(repo: Path, server: OllamaTestServer) -> None:
+    engine = open_engine(repo, "ollama:nomic-embed-code", server.url)  # opens, lexical only
+    assert "no embedding model 'nomic-embed-code'" in engine.message
     with pytest.raises(EmbedderUnavailable) as err:
-        open_engine(repo, "ollama:nomic-embed-code", server.url)
+        engine.sync_blocking()
+    found = asyncio.run(engine.search("haversine_km", limit=3))
+    assert found.results[0].symbol == "haversine_km"
+    assert any("nomic-embed-code" in note for note in found.notes)
+    engine.close_blocking()
     assert "no embedding model 'nomic-embed-code'" in err.value.message
     assert "not found, try pulling it first" in err.value.message
     assert "ollama pull nomic-embed-code" in err.value.hint

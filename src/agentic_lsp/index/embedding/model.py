@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
 OLLAMA_PREFIX = "ollama:"
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+#: A store opened for an unreachable Ollama model that no earlier store records assumes this
+#: dimension (nomic-embed-text's); vectors of another size are refused until a restart rebuilds.
+PROVISIONAL_DIM = 768
 
 
 class EmbedderUnavailable(IndexUnavailable):

@@ -35,6 +35,7 @@ MAX_CHARS = 32_000  # Ollama truncates to the model's context; keep requests bou
 CHARS_PER_TOKEN = 4  # rough, for ``max_tokens`` (Ollama has no per-request token cut)
 
 _dims: dict[tuple[str, str], int] = {}
+_pinned: set[tuple[str, str]] = set()  # dimensions taken from a store, not from a probe
 _dims_lock = threading.Lock()
 
 
@@ -137,7 +138,13 @@ class OllamaEmbedder(Embedder):
                 f"{where} refused to embed with {self.model!r}: HTTP {reply.status_code} ({said})",
                 f"check that {self.model!r} is an embedding model (e.g. nomic-embed-text)",
             )
-        return _vectors(reply, len(texts), dim, where, self.model)
+        rebuild = ""
+        if (self.host, full_name(self.model)) in _pinned:
+            rebuild = (
+                f"the index was opened for {dim}-dimensional vectors while Ollama was "
+                "unreachable: restart agentic-lsp to rebuild it for this model"
+            )
+        return _vectors(reply, len(texts), dim, where, self.model, rebuild)
 
     def close(self) -> None:
         self._client.close()
@@ -152,14 +159,19 @@ def _error_text(reply: httpx.Response) -> str:
 
 
 def _vectors(
-    reply: httpx.Response, count: int, dim: int | None, where: str, model: str
+    reply: httpx.Response,
+    count: int,
+    dim: int | None,
+    where: str,
+    model: str,
+    size_hint: str = "",
 ) -> np.ndarray:
     """The answer as an ``(count, dim)`` array of unit vectors, or a clear error."""
 
-    def wrong(why: str) -> EmbedderUnavailable:
+    def wrong(why: str, hint: str = "") -> EmbedderUnavailable:
         return EmbedderUnavailable(
             f"{where} answered an embedding request for {model!r} with {why}; nothing was stored",
-            f"check that {model!r} is an embedding model and the server is Ollama >= 0.3.4",
+            hint or f"check that {model!r} is an embedding model and the server is Ollama >= 0.3.4",
         )
 
     try:
@@ -175,7 +187,7 @@ def _vectors(
     want = dim if dim is not None else len(rows[0])
     if any(len(r) != want for r in rows):
         sizes = sorted({len(r) for r in rows})
-        raise wrong(f"{'/'.join(map(str, sizes))}-dimensional vectors, expected {want}")
+        raise wrong(f"{'/'.join(map(str, sizes))}-dimensional vectors, expected {want}", size_hint)
     try:
         array = np.asarray(rows, dtype=np.float32)
     except (TypeError, ValueError) as exc:
@@ -207,11 +219,15 @@ def probe_dimension(embedder: OllamaEmbedder) -> int:
 def remember_dimension(host: str, model: str, dim: int) -> None:
     """Take ``dim`` as the model's dimension without a probe (the store's meta recorded it while
     the server is down): answers of another size are then refused, never stored."""
+    key = (base_url(host), full_name(model))
     with _dims_lock:
-        _dims.setdefault((base_url(host), full_name(model)), dim)
+        if key not in _dims:
+            _dims[key] = dim
+            _pinned.add(key)
 
 
 def forget_dimensions() -> None:
     """Drop the probed dimensions (tests; a model re-pulled under the same name)."""
     with _dims_lock:
         _dims.clear()
+        _pinned.clear()
