@@ -14,6 +14,7 @@ from pathlib import Path
 
 import watchfiles
 
+from agentic_lsp.errors import IndexUnavailable
 from agentic_lsp.index.indexer import Indexer
 from agentic_lsp.index.progress import IndexSummary
 
@@ -75,6 +76,9 @@ class Watcher:
                     continue
                 try:
                     summary = await asyncio.to_thread(self.indexer.update_paths, paths)
+                except IndexUnavailable as exc:  # e.g. the embedding server is down: no traceback
+                    log.warning("re-index of %d changed paths incomplete: %s", len(paths), exc)
+                    continue
                 except Exception:  # one bad batch must not stop live sync
                     log.exception("re-index of %d changed paths failed", len(paths))
                     continue
