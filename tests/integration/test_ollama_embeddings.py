@@ -44,6 +44,8 @@ FILES = {
     "docs/deploy.md": "# Deployment\n\nHow we ship.\n\n## Rollback\n\nRedeploy the previous tag.\n",
 }
 MODELS = ["test-embed", "embed-a", "embed-b", "qwen2.5-coder:7b"]
+# every embedding request made inside sync_blocking (none left to the background worker)
+SYNC_ONLY = {"AGENTIC_LSP_INDEX__BACKGROUND_FUNCTION_EMBEDDINGS": "false"}
 
 
 @pytest.fixture(autouse=True)
@@ -77,12 +79,13 @@ def dead_url() -> str:
         return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
-def open_engine(root: Path, model: str, host: str) -> Engine:
+def open_engine(root: Path, model: str, host: str, **extra: str) -> Engine:
     env = {
         **os.environ,
         "AGENTIC_LSP_INDEX__EMBEDDING_MODEL": model,
         "AGENTIC_LSP_LLM__OLLAMA_HOST": host,
         "AGENTIC_LSP_INDEX__WATCH": "false",
+        **extra,
     }
     engine = Engine(root, load_settings(root, environ=env))
     engine.open()
@@ -227,13 +230,14 @@ def test_wrong_dimension_is_refused_and_the_store_stays_usable(
 def test_switching_models_rebuilds_and_never_mixes_vectors(
     repo: Path, server: OllamaTestServer
 ) -> None:
-    engine = open_engine(repo, "ollama:embed-a", server.url)
+    engine = open_engine(repo, "ollama:embed-a", server.url, **SYNC_ONLY)
     engine.sync_blocking()
     engine.close_blocking()
     texts_a = embedded_texts(server, "embed-a")[1:]  # [0] is the dimension probe
     assert texts_a
 
-    engine = open_engine(repo, "ollama:embed-b", server.url)  # same dimension, other model
+    # same dimension, other model
+    engine = open_engine(repo, "ollama:embed-b", server.url, **SYNC_ONLY)
     assert "built with model 'ollama:embed-a:latest'" in engine.message
     progress: list[str] = []
     summary = engine.sync_blocking(lambda p: progress.append(p.phase))
@@ -254,7 +258,7 @@ def test_switching_models_rebuilds_and_never_mixes_vectors(
 
     # back to A: the cache is keyed by model, so A's vectors return without asking the server
     asked = len(embedded_texts(server, "embed-a"))
-    engine = open_engine(repo, "ollama:embed-a", server.url)
+    engine = open_engine(repo, "ollama:embed-a", server.url, **SYNC_ONLY)
     summary = engine.sync_blocking()
     assert summary.embedded == 0 and summary.embed_reused > 0
     assert len(embedded_texts(server, "embed-a")) == asked
