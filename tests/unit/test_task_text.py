@@ -82,3 +82,17 @@ def test_summary_of_a_long_task_leads_with_title_and_first_paragraph() -> None:
     assert "mergeParams" in task.summary
     short = "Short task"
     assert understand(short).summary == short
+
+
+def test_modules_a_code_sample_imports_are_kept_apart() -> None:
+    task = understand(
+        "Wrap fails\n\n```python\nfrom rich.console import Console\nimport rich.pretty\n```\n"
+        "rich.text.Text loses words"
+    )
+    assert task.imported == ["rich.console", "rich.pretty"]
+    assert task.dotted == ["rich.text.Text"]
+
+
+def test_template_checkboxes_do_not_ask_for_docs() -> None:
+    task = understand("Bug\n\n- [x] I've checked the docs and the FAQ\n\nIt crashes")
+    assert "docs" not in task.prose and "docs" not in task.weights

@@ -22,6 +22,7 @@ from agentic_lsp.index.retrieval.task_text import Frame, TaskText
 PATH_WEIGHT = 1.0
 FRAME_WEIGHT = 0.8
 MODULE_WEIGHT = 0.7
+IMPORTED_WEIGHT = 0.25  # a module a code sample imports: an entry point, rarely the fault
 SYMBOL_WEIGHT = 0.5
 MAX_DEFINITIONS = 6  # a name defined in more files than this says little about any one of them
 _STRIP_EXTS = (".py", ".pyi", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rs")
@@ -126,9 +127,10 @@ def find_mentions(task: TaskText, paths: PathIndex, symbols: SymbolTable) -> Men
         # The innermost frames (last in a Python traceback) are nearest the fault.
         closeness = 0.75 + 0.25 * (depth + 1) / len(frames)
         _add_frame(found, index, symbols, frame, FRAME_WEIGHT * closeness)
-    for dotted in task.dotted:
-        for path, size in index.modules(dotted):
-            found.add_file(path, MODULE_WEIGHT * min(1.0, 0.5 + 0.25 * size), "module")
+    for names, weight in ((task.dotted, MODULE_WEIGHT), (task.imported, IMPORTED_WEIGHT)):
+        for dotted in names:
+            for path, size in index.modules(dotted):
+                found.add_file(path, weight * min(1.0, 0.5 + 0.25 * size), "module")
     for name in task.named():
         refs = [r for r in symbols.find(name) if r.symbol.kind != "variable"]
         files = {r.path for r in refs}

@@ -79,7 +79,9 @@ class Query:
         elif lanes is not None:
             self.lanes = frozenset(lanes)
         else:
-            self.lanes = wanted_lanes(text, [p for p, s in self.mentions.files.items() if s >= 0.5])
+            self.lanes = wanted_lanes(
+                self.task.prose, [p for p, s in self.mentions.files.items() if s >= 0.5]
+            )
         self._dense: list[float] | None = None
         self._dense_done = False
 

@@ -46,6 +46,7 @@ _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ERROR = re.compile(r"^\s*(?:\w+\.)*(\w*(?:Error|Exception|Warning|panic))\b:?\s*(.{0,200})$", re.M)
 _URL = re.compile(r"https?://\S+")
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+[\w.]+\s+import\b.*|import\s+[\w., ]+)$", re.M)
 # Issue-template scaffolding: question headings ("### What version are you using?"), ticked
 # boxes and HTML comments. Every issue of a repository repeats them, so they point nowhere.
 _TEMPLATE = re.compile(
@@ -88,10 +89,12 @@ class TaskText:
     paths: list[str] = field(default_factory=list)  # as written, line suffix removed
     frames: list[Frame] = field(default_factory=list)
     dotted: list[str] = field(default_factory=list)  # a.b.c names (not file names)
+    imported: list[str] = field(default_factory=list)  # modules a code sample imports
     identifiers: list[str] = field(default_factory=list)  # code-shaped names, in order
     errors: list[str] = field(default_factory=list)  # "KeyError: 'x'" lines
     weights: dict[str, float] = field(default_factory=dict)  # lexical term -> query weight
     summary: str = ""
+    prose: str = ""  # the text without issue-template scaffolding
 
     def named(self) -> list[str]:
         """Every name a symbol could have: identifiers, dotted names' last parts, frame
@@ -134,9 +137,11 @@ def understand(text: str) -> TaskText:
     identifiers += [m.group(1).rsplit(".", 1)[-1] for m in _CALL.finditer(plain)]
     identifiers += [w for w in _WORD.findall(plain) if looks_like_code(w)]
     file_names = {p.rsplit("/", 1)[-1] for p in [*task.paths, *framed]}
+    imports = "\n".join(m.group(0) for m in _IMPORT_LINE.finditer(plain))
+    task.imported = list(dict.fromkeys(m.group(1) for m in _DOTTED.finditer(imports)))
     dotted = [
         d
-        for d in (m.group(1) for m in _DOTTED.finditer(plain))
+        for d in (m.group(1) for m in _DOTTED.finditer(_IMPORT_LINE.sub(" ", plain)))
         if d not in file_names and not _is_file_name(d) and not d.replace(".", "").isdigit()
     ]
     task.dotted = list(dict.fromkeys(dotted))
@@ -146,7 +151,8 @@ def understand(text: str) -> TaskText:
             f"{m.group(1)}: {m.group(2)}".strip().rstrip(":") for m in _ERROR.finditer(plain)
         )
     )
-    task.weights = _weights(_TEMPLATE.sub(" ", plain), title, task)
+    task.prose = _TEMPLATE.sub(" ", plain)
+    task.weights = _weights(task.prose, title, task)
     task.summary = _summary(text, title, task)
     return task
 
