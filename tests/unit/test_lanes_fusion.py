@@ -36,6 +36,8 @@ from agentic_lsp.index.storage.vector_store import Hit
         ("ci/utils.sh", "config"),
         ("build.rs", "config"),
         ("webpack.config.js", "config"),
+        ("index.d.ts", "config"),
+        ("src/requests/api.pyi", "config"),
         ("package.json", "config"),
         ("src/requests/_vendor/idna.py", "vendored"),
         ("vendor/github.com/x/y.go", "vendored"),

@@ -113,8 +113,11 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
                 payload=symbol_payload(
                     key, rel, language, symbol, documents.content_hash(doc_text)
                 ),
+                # Lexically a function is its whole body (bounded): the words of a long
+                # function's tail are as much its own as its first lines.
                 sparse=lexical.encode_sparse(
-                    documents.identifier_terms(doc_text),
+                    documents.identifier_terms(doc_text)
+                    + documents.identifier_terms(_body_tail(symbol, lines)),
                     avg_len=lexical.NOMINAL_AVG_LEN["functions"],
                 ),
             )
@@ -144,6 +147,16 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
                 )
             )
     return build
+
+
+FUNCTION_LEXICAL_LINES = 400
+
+
+def _body_tail(symbol: Symbol, lines: list[str]) -> str:
+    """The lines of a function past those its document already holds (≤ 400 lines)."""
+    first = max(symbol.start_line - 1, 0) + documents.FUNCTION_DOC_BODY_LINES
+    last = min(symbol.end_line, max(symbol.start_line - 1, 0) + FUNCTION_LEXICAL_LINES)
+    return "\n".join(lines[first:last])
 
 
 def symbol_payload(

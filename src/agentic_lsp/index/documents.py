@@ -19,6 +19,7 @@ _SYMBOL_DOC_CHARS = 800
 _BODY_LINE_CHARS = 200
 _IMPORTS_CHARS = 400
 _CONTAINER_KINDS = frozenset({"namespace", "module"})
+FUNCTION_DOC_BODY_LINES = 40
 
 _PATH_WORDS = re.compile(r"[A-Za-z0-9]+")
 _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
@@ -53,7 +54,10 @@ def file_document(parsed: ParsedFile, source: str) -> str:
 
 
 def function_document(
-    symbol: Symbol, source_lines: list[str], rel_path: str, max_body_lines: int = 40
+    symbol: Symbol,
+    source_lines: list[str],
+    rel_path: str,
+    max_body_lines: int = FUNCTION_DOC_BODY_LINES,
 ) -> str:
     """Path, qualified name, signature, doc and the first ``max_body_lines`` lines of the body."""
     parts = [rel_path, f"{symbol.kind} {symbol.qualname}"]

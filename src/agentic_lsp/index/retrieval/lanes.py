@@ -74,6 +74,7 @@ _TOOLING_NAMES = re.compile(
     r"|[\w.-]+\.config\.[cm]?[jt]s|\.eslintrc\.\w+|makefile|justfile)$",
     re.I,
 )
+_DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts", ".pyi")
 _CONFIG_EXTS = (".toml", ".ini", ".cfg", ".yaml", ".yml", ".json", ".lock", ".xml")
 
 
@@ -112,6 +113,8 @@ def lane_of(path: str) -> str:
         or any(p in _DOC_DIRS for p in lowered)
     ):
         return "docs"
+    if name.endswith(_DECLARATION_EXTS):
+        return "config"  # type declarations: an API's shape, not its behaviour
     if name in _CONFIG_NAMES or name.endswith(_CONFIG_EXTS) or _TOOLING_NAMES.match(name):
         return "config"
     if len(parts) > 1 and lowered[0] in _TOOLING_DIRS:

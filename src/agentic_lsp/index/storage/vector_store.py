@@ -24,7 +24,7 @@ COLLECTIONS = ("files", "functions", "sections")
 DENSE = "dense"
 SPARSE = "lex"
 INDEXED_FIELDS = ("path", "language", "kind", "content_hash")
-SCHEMA_VERSION = 2  # 2: file-level lexical vectors cover the whole file text
+SCHEMA_VERSION = 3  # 2: file lexical vectors cover the whole file; 3: functions their whole body
 META_FILE = "meta.json"
 
 _KEY_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/agentic-lsp/index-point")
