@@ -27,13 +27,13 @@ DENSE_FLOOR_RANK = 20
 FILE_WEIGHTS: dict[str, float] = {
     "lexical": 1.0,
     "dense": 0.6,
-    "functions": 0.4,
-    "mentions": 1.2,
+    "functions": 0.8,
+    "mentions": 2.0,
 }
 FUNCTION_WEIGHTS: dict[str, float] = {
     "lexical": 1.0,
-    "dense": 0.6,
-    "symbol": 1.0,
+    "dense": 1.0,
+    "symbol": 0.5,
     "file": 0.8,
 }
 
