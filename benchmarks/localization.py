@@ -167,16 +167,18 @@ class Options:
 def run_queries(
     searcher: Any, query: str, result: InstanceResult, mode: str, ablation: Sequence[str]
 ) -> None:
-    """The agentic searches, timed on first use after the sync and again warm; ablation runs."""
+    """The agentic searches, each timed on first use after the sync and repeated at once (warm);
+    the file search first, then the two-phase one; then the ablation runs."""
     files, result.query_ms["first/files"] = _timed(lambda: searcher.search_files(query, DEPTH))
+    _, result.query_ms["warm/files"] = _timed(lambda: searcher.search_files(query, DEPTH))
     result.files["agentic"] = [r.path for r in files.results]
+    result.notes = list(files.notes)
     if mode == "two-phase":
         two, result.query_ms["first/two-phase"] = _timed(lambda: searcher.search(query, DEPTH))
+        _, result.query_ms["warm/two-phase"] = _timed(lambda: searcher.search(query, DEPTH))
         result.functions["agentic"] = function_ranking(two.results)
         result.functions_embedded = two.functions_embedded
-    _, result.query_ms["warm/files"] = _timed(lambda: searcher.search_files(query, DEPTH))
-    if mode == "two-phase":
-        _, result.query_ms["warm/two-phase"] = _timed(lambda: searcher.search(query, DEPTH))
+        result.notes += [n for n in two.notes if n not in result.notes]
     for signal in ablation:
         off = frozenset({signal})
         ranked = searcher.search_files(query, DEPTH, disabled=off).results

@@ -132,6 +132,7 @@ class InstanceResult:
     vectors_embedded: int = 0
     functions_embedded: int = 0
     query_ms: dict[str, float] = field(default_factory=dict)  # "first/files", "warm/two-phase"…
+    notes: list[str] = field(default_factory=list)  # the searches' notes ("lexical only", …)
 
 
 def summarize(results: Sequence[InstanceResult]) -> dict[str, dict[str, Any]]:
