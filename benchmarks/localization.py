@@ -3,8 +3,9 @@
 Usage:
     python benchmarks/localization.py --data benchmarks/data_localization/issues.jsonl \
         [--mirrors-dir /work/.mirror] [--repo owner/name=PATH ...] [--repo PATH] \
-        [--only owner/name ...] [--limit N] [--cache-root DIR] [--fresh] [--mode files|two-phase] \
-        [--ablation [--ablation-signals mentions,lexical,...]] [--json-out FILE] [--md-out FILE]
+        [--only owner/name ...] [--limit N] [--cache-root DIR] [--fresh] [--settle] \
+        [--mode files|two-phase] [--ablation [--ablation-signals mentions,lexical,...]] \
+        [--json-out FILE] [--md-out FILE]
 
 One JSONL may span several repositories: each record's ``repo`` picks its git mirror
 (``--repo owner/name=PATH``, else ``<mirrors-dir>/<owner>+<name>``, else a bare ``--repo PATH``,
@@ -162,6 +163,19 @@ class Options:
     mode: str = "two-phase"
     ablation: tuple[str, ...] = ()
     fresh: bool = False
+    settle: bool = False
+
+
+def settle(engine: Any) -> float:
+    """Wait until the indexer's background work (function embeddings after a sync) is done;
+    returns the seconds waited. The indexer runs it on one worker, in order, so a no-op queued
+    now finishes last."""
+    pool = getattr(engine.indexer, "_background", None)
+    if pool is None:
+        return 0.0
+    t0 = time.perf_counter()
+    pool.submit(lambda: None).result()
+    return time.perf_counter() - t0
 
 
 def run_queries(
@@ -235,6 +249,8 @@ def run_repo(
             result.files_parsed, result.vectors_embedded = summary.parsed, summary.embedded
             if "model_load" in summary.timings:
                 facts["model_load_s"] = summary.timings["model_load"]
+            if options.settle:
+                result.settle_s = settle(engine)
             run_queries(engine.searcher, inst.problem_statement, result, options.mode, ablation)
             file_index, function_index = corpus.indexes(checkout.blobs)
             result.files["bm25"] = file_index.rank(inst.problem_statement, DEPTH)
@@ -288,6 +304,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="first N instances per repo")
     parser.add_argument("--cache-root", type=Path, default=DEFAULT_CACHE_ROOT)
     parser.add_argument("--fresh", action="store_true", help="wipe each repo's folder first")
+    parser.add_argument(
+        "--settle",
+        action="store_true",
+        help="before querying, wait for the background function embedding a sync starts",
+    )
     parser.add_argument("--mode", choices=("files", "two-phase"), default="two-phase")
     parser.add_argument("--ablation", action="store_true", help="rerun with each signal off")
     parser.add_argument("--ablation-signals", default=DEFAULT_SIGNALS)
@@ -302,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         by_repo.setdefault(inst.repo or "unknown/repo", []).append(inst)
     mirrors = resolve_mirrors(sorted(by_repo), args.repo, args.mirrors_dir)
     signals = [s.strip() for s in args.ablation_signals.split(",") if s.strip()]
-    options = Options(args.mode, tuple(signals) if args.ablation else (), args.fresh)
+    options = Options(args.mode, tuple(signals) if args.ablation else (), args.fresh, args.settle)
     notes: list[str] = []
     report: dict[str, Any] = {"repos": {}, "notes": notes}
     everything: list[InstanceResult] = []
@@ -326,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         "instances": len(everything),
         "repos": len(by_repo),
         "mode": args.mode,
+        "settle": args.settle,
         "wall_s": round(time.perf_counter() - started, 1),
     }
     methods = ["agentic", "bm25"]

@@ -126,6 +126,7 @@ class InstanceResult:
     functions: dict[str, list[str]] = field(default_factory=dict)  # method -> ranked keys
     checkout_s: float = 0.0
     sync_s: float = 0.0
+    settle_s: float = 0.0  # waited for background embedding after the sync (--settle)
     first_sync: bool = False  # the repository's first sync of the run
     files_written: int = 0
     files_parsed: int = 0

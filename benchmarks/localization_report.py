@@ -54,6 +54,7 @@ def timing_summary(results: Sequence[InstanceResult]) -> dict[str, Any]:
             statistics.median([r.files_parsed for r in later]) if later else None
         ),
         "checkout_p50_s": percentile([r.checkout_s for r in results], 50),
+        "settle_p50_s": percentile([r.settle_s for r in results if r.settle_s], 50),
     }
     if any(r.functions_embedded for r in results):
         timing["functions_embedded_on_demand_median"] = statistics.median(
