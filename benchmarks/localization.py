@@ -8,8 +8,8 @@ Usage:
         [--json-out FILE] [--md-out FILE]
 
 One JSONL may span several repositories: each record's ``repo`` picks its git mirror
-(``--repo owner/name=PATH``, else ``<mirrors-dir>/<owner>+<name>``, else a bare ``--repo PATH``,
-which keeps single-repository sets working). Repositories run one after another; each has one
+(``--repo owner/name=PATH``, else a bare ``--repo PATH`` for a set of one repository, else
+``<mirrors-dir>/<owner>+<name>``). Repositories run one after another; each has one
 reusable checkout folder and one index cache under ``--cache-root``
 (``<owner>+<name>/checkout`` and ``/index``), kept between runs (``--fresh`` wipes them first for
 a truly cold start). Per instance the base commit is written into the folder incrementally (only
@@ -272,27 +272,19 @@ def run_repo(
 def resolve_mirrors(
     repos: Sequence[str], overrides: Sequence[str], mirrors_dir: Path | None
 ) -> dict[str, Path]:
-    """Mirror per repository: ``owner/name=PATH``, then ``<mirrors_dir>``, then a bare PATH."""
+    """Mirror per repository: ``owner/name=PATH``, else a bare PATH (allowed only when the data
+    holds one repository: single-repository sets), else ``<mirrors_dir>/<owner>+<name>``."""
     named: dict[str, Path] = {}
-    fallback: Path | None = None
+    bare: Path | None = None
     for value in overrides:
         key, sep, path = value.partition("=")
         if sep and "/" in key and not key.startswith((".", "/", "~")):
             named[key] = Path(path).expanduser()
         else:
-            fallback = Path(value).expanduser()
-    found: dict[str, Path] = {}
-    for name in repos:
-        if name in named:
-            found[name] = named[name]
-            continue
-        try:
-            found[name] = find_mirror(name, mirrors_dir)
-        except FileNotFoundError:
-            if fallback is None:
-                raise
-            found[name] = fallback
-    return found
+            bare = Path(value).expanduser()
+    if bare is not None and len(repos) > 1:
+        raise SystemExit("--repo PATH names one clone: use --repo owner/name=PATH per repository")
+    return {name: named.get(name) or bare or find_mirror(name, mirrors_dir) for name in repos}
 
 
 def main(argv: list[str] | None = None) -> int:
