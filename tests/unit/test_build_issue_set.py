@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pygit2
-from test_localization_metrics import _commit, _load  # the same repo and module helpers
+import pytest
+from test_localization_metrics import _commit, _load, loc  # the same helpers
 
 issues = _load("build_issue_set")
 
@@ -144,3 +145,19 @@ def test_build_sorts_by_repo_and_issue_number_and_counts_drops(tmp_path: Path) -
     assert [r["instance_id"] for r in records] == ["me__pkg-3", "me__pkg-12"]
     assert outcomes == {"kept": 2, "dropped: fix commit not in mirror": 1}
     assert records[0]["gold_functions"] == ["pkg/core.py::parse"]
+
+
+def test_mirrors_come_from_overrides_a_bare_path_or_the_mirrors_dir(tmp_path: Path) -> None:
+    mirrors = tmp_path / "mirrors"
+    pygit2.init_repository(str(mirrors / "o+a" / "repo"), bare=True)
+    pygit2.init_repository(str(mirrors / "psf+requests"), bare=True)
+    other = pygit2.init_repository(str(tmp_path / "b.git"), bare=True)
+    found = loc.resolve_mirrors(["o/a", "o/b"], [f"o/b={other.path}"], mirrors)
+    assert found["o/a"].resolve() == (mirrors / "o+a" / "repo").resolve()
+    assert found["o/b"] == Path(other.path)
+    single = loc.resolve_mirrors(["psf/requests"], [str(other.path)], mirrors)
+    assert single["psf/requests"] == Path(other.path)
+    with pytest.raises(SystemExit):
+        loc.resolve_mirrors(["o/a", "o/b"], [str(other.path)], mirrors)
+    with pytest.raises(FileNotFoundError):
+        loc.resolve_mirrors(["o/c"], [], mirrors)

@@ -391,19 +391,3 @@ def test_adopt_takes_over_a_folder_left_by_an_earlier_run(tmp_path: Path) -> Non
     stats = again.checkout(str(first))
     assert (stats.written, stats.deleted, stats.kept) == (0, 1, 2)
     assert not (work / "stale.py").exists()
-
-
-def test_mirrors_come_from_overrides_a_bare_path_or_the_mirrors_dir(tmp_path: Path) -> None:
-    mirrors = tmp_path / "mirrors"
-    pygit2.init_repository(str(mirrors / "o+a" / "repo"), bare=True)
-    pygit2.init_repository(str(mirrors / "psf+requests"), bare=True)
-    other = pygit2.init_repository(str(tmp_path / "b.git"), bare=True)
-    found = loc.resolve_mirrors(["o/a", "o/b"], [f"o/b={other.path}"], mirrors)
-    assert found["o/a"].resolve() == (mirrors / "o+a" / "repo").resolve()
-    assert found["o/b"] == Path(other.path)
-    single = loc.resolve_mirrors(["psf/requests"], [str(other.path)], mirrors)
-    assert single["psf/requests"] == Path(other.path)
-    with pytest.raises(SystemExit):
-        loc.resolve_mirrors(["o/a", "o/b"], [str(other.path)], mirrors)
-    with pytest.raises(FileNotFoundError):
-        loc.resolve_mirrors(["o/c"], [], mirrors)
