@@ -185,9 +185,12 @@ def _touched(symbol: Symbol, change: FileChange, base_lines: list[str]) -> bool:
     return False
 
 
-def gold_functions(change: FileChange) -> list[str]:
-    """``path::Qualname`` for every function/method of the base version the fix touched."""
-    parsed = parse_file(change.path, "python", change.base_source)
+def gold_functions(change: FileChange, language: str = "python") -> list[str]:
+    """``path::Qualname`` for every function/method of the base version the fix touched.
+
+    ``language`` is an index language name (``python``, ``go``, ``rust``, ``typescript``, ...).
+    """
+    parsed = parse_file(change.path, language, change.base_source)
     base_lines = change.base_source.splitlines()
     found = [
         f"{change.path}::{s.qualname}"

@@ -6,6 +6,8 @@ No model is loaded: the builder and checkout run against small real git reposito
 from __future__ import annotations
 
 import importlib.util
+import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -20,6 +22,8 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _load(name: str) -> ModuleType:
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -28,6 +32,8 @@ def _load(name: str) -> ModuleType:
     return module
 
 
+metrics = _load("localization_metrics")
+bm25 = _load("bm25")
 loc = _load("localization")
 builder = _load("build_localization_set")
 
@@ -38,19 +44,19 @@ builder = _load("build_localization_set")
 def test_hit_any_counts_an_instance_when_one_gold_file_is_in_the_top_k() -> None:
     ranked = ["docs/api.rst", "src/pkg/models.py", "src/pkg/utils.py"]
     gold = ["src/pkg/utils.py", "src/pkg/sessions.py"]
-    assert not loc.hit_any(ranked, gold, 2)
-    assert loc.hit_any(ranked, gold, 3)
-    assert not loc.hit_all(ranked, gold, 3)
-    assert loc.hit_all([*ranked, "src/pkg/sessions.py"], gold, 4)
+    assert not metrics.hit_any(ranked, gold, 2)
+    assert metrics.hit_any(ranked, gold, 3)
+    assert not metrics.hit_all(ranked, gold, 3)
+    assert metrics.hit_all([*ranked, "src/pkg/sessions.py"], gold, 4)
 
 
 def test_duplicates_do_not_push_gold_items_down_and_empty_gold_never_hits() -> None:
     ranked = ["a.py", "a.py", "a.py", "b.py"]
-    assert loc.hit_any(ranked, ["b.py"], 2)
-    assert loc.first_rank(ranked, ["b.py"]) == 2
-    assert loc.first_rank(ranked, ["c.py"]) is None
-    assert not loc.hit_all(ranked, [], 5)
-    assert not loc.hit_any(ranked, [], 5)
+    assert metrics.hit_any(ranked, ["b.py"], 2)
+    assert metrics.first_rank(ranked, ["b.py"]) == 2
+    assert metrics.first_rank(ranked, ["c.py"]) is None
+    assert not metrics.hit_all(ranked, [], 5)
+    assert not metrics.hit_any(ranked, [], 5)
 
 
 def test_function_ranking_matches_path_and_qualified_name() -> None:
@@ -61,17 +67,17 @@ def test_function_ranking_matches_path_and_qualified_name() -> None:
         SearchResult("src/pkg/api.py", 3, 8, 0.6, "function", symbol="json"),
         SearchResult("src/pkg/models.py", 10, 20, 0.5, "method", symbol="Response.json"),
     ]
-    ranking = loc.function_ranking(results)
+    ranking = metrics.function_ranking(results)
     assert ranking == ["src/pkg/models.py::Response.json", "src/pkg/api.py::json"]
-    assert loc.hit_any(ranking, ["src/pkg/models.py::Response.json"], 1)
-    assert not loc.hit_any(ranking, ["src/pkg/models.py::json"], 10)
-    assert not loc.hit_any(ranking, ["src/pkg/api.py::Response.json"], 10)
+    assert metrics.hit_any(ranking, ["src/pkg/models.py::Response.json"], 1)
+    assert not metrics.hit_any(ranking, ["src/pkg/models.py::json"], 10)
+    assert not metrics.hit_any(ranking, ["src/pkg/api.py::Response.json"], 10)
 
 
 def _result(gold: list[str], ranked: list[str], funcs: list[str], franked: list[str]):
-    result = loc.InstanceResult("i", gold, funcs)
-    result.files = {"fused": ranked, "lexical": list(reversed(ranked))}
-    result.functions = {"two-phase": franked}
+    result = metrics.InstanceResult("i", gold, funcs)
+    result.files = {"agentic": ranked, "bm25": list(reversed(ranked))}
+    result.functions = {"agentic": franked}
     return result
 
 
@@ -80,24 +86,134 @@ def test_summarize_reports_any_and_all_per_method_and_skips_instances_without_fu
         _result(["a.py"], ["a.py", "x.py", "y.py"], ["a.py::f"], ["a.py::g", "a.py::f"]),
         _result(["b.py", "c.py"], ["x.py", "b.py", "y.py", "z.py", "c.py"], [], []),
         _result(
-            ["d.py"], ["x.py", "y.py", "z.py", "w.py", "v.py", "d.py"], ["d.py::h"], ["d.py::h"]
+            ["d.py"],
+            ["x.py", "y.py", "z.py", "w.py", "v.py", "d.py"],
+            ["d.py::h", "d.py::k"],
+            ["d.py::h", *(f"d.py::f{i}" for i in range(8)), "d.py::k"],
         ),
     ]
-    summary = loc.summarize(results)
-    fused = summary["files/fused"]
-    assert fused["n"] == 3
-    assert fused["acc@1"] == pytest.approx(1 / 3)
-    assert fused["acc@3"] == pytest.approx(2 / 3)
-    assert fused["acc@5"] == pytest.approx(2 / 3)
-    assert fused["all@3"] == pytest.approx(1 / 3)
-    assert fused["all@5"] == pytest.approx(2 / 3)
-    assert summary["files/lexical"]["acc@1"] == pytest.approx(2 / 3)
-    assert "files/dense" not in summary
-    functions = summary["functions/two-phase"]
+    summary = metrics.summarize(results)
+    agentic = summary["files/agentic"]
+    assert agentic["n"] == 3
+    assert agentic["acc@1"] == pytest.approx(1 / 3)
+    assert agentic["acc@3"] == pytest.approx(2 / 3)
+    assert agentic["acc@5"] == pytest.approx(2 / 3)
+    assert agentic["all@3"] == pytest.approx(1 / 3)
+    assert agentic["all@5"] == pytest.approx(2 / 3)
+    assert summary["files/bm25"]["acc@1"] == pytest.approx(2 / 3)
+    assert "functions/bm25" not in summary
+    functions = summary["functions/agentic"]
     assert functions["n"] == 2
     assert functions["acc@5"] == pytest.approx(1.0)
-    assert loc.ratio(0.5, 0.25) == pytest.approx(2.0)
-    assert loc.ratio(0.5, 0.0) is None
+    assert functions["all@5"] == pytest.approx(0.5)
+    assert functions["all@10"] == pytest.approx(1.0)
+    assert metrics.ratio(0.5, 0.25) == pytest.approx(2.0)
+    assert metrics.ratio(0.5, 0.0) is None
+
+
+def test_ablation_deltas_subtract_the_full_system() -> None:
+    summary = {
+        "files/agentic": {"acc@1": 0.5, "acc@5": 0.8},
+        "functions/agentic": {"all@10": 0.4},
+        "files/no-dense": {"acc@1": 0.25, "acc@5": 0.8},
+        "functions/no-dense": {"all@10": 0.5},
+    }
+    deltas = metrics.ablation_deltas(summary, ["dense", "lanes"])
+    assert deltas == {
+        "dense": {
+            "files acc@1": pytest.approx(-0.25),
+            "files acc@5": pytest.approx(0.0),
+            "functions all@10": pytest.approx(0.1),
+        }
+    }
+
+
+def test_percentile_interpolates_between_ranks() -> None:
+    assert metrics.percentile([], 50) is None
+    assert metrics.percentile([3.0], 95) == 3.0
+    assert metrics.percentile([4.0, 1.0, 2.0, 3.0], 50) == pytest.approx(2.5)
+    assert metrics.percentile([float(i) for i in range(1, 101)], 95) == pytest.approx(95.05)
+
+
+def test_load_instances_limits_per_repository_and_filters(tmp_path: Path) -> None:
+    rows = [
+        {
+            "repo": r,
+            "instance_id": f"{r}-{i}",
+            "base_commit": "c",
+            "problem_statement": "p",
+            "gold_files": ["a.py"],
+        }
+        for r in ("o/a", "o/b")
+        for i in range(3)
+    ]
+    data = tmp_path / "set.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert [i.instance_id for i in metrics.load_instances(data, 2)] == [
+        "o/a-0",
+        "o/a-1",
+        "o/b-0",
+        "o/b-1",
+    ]
+    assert [i.repo for i in metrics.load_instances(data, None, ["o/b"])] == ["o/b"] * 3
+
+
+# -- BM25 ------------------------------------------------------------------------------------------
+
+
+def test_tokenize_splits_identifiers_and_lowercases() -> None:
+    assert bm25.tokenize("getUserName(snake_case, HTTPServer) a 42") == [
+        "getusername",
+        "get",
+        "user",
+        "name",
+        "snake_case",
+        "snake",
+        "case",
+        "httpserver",
+        "http",
+        "server",
+        "42",
+    ]
+
+
+def test_bm25_matches_the_formula_and_ranks_rarer_terms_higher() -> None:
+    from collections import Counter
+
+    docs = {
+        "a.py": Counter({"parse": 2, "text": 1}),
+        "b.py": Counter({"render": 1, "text": 3}),
+        "c.py": Counter({"other": 4}),
+    }
+    index = bm25.BM25(docs)
+    avgdl = 11 / 3
+    idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))
+    expected = idf * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 3 / avgdl))
+    assert index.scores(["parse"])["a.py"] == pytest.approx(expected)
+    assert index.rank("render the text", 5) == ["b.py", "a.py"]
+    assert index.rank("nothing matches", 5) == []
+
+
+def test_tree_corpus_indexes_kept_files_and_their_functions(tmp_path: Path) -> None:
+    repo = pygit2.init_repository(str(tmp_path / "repo"))
+    commit = _commit(
+        repo,
+        {
+            "pkg/colors.py": "def interpret_color(c):\n    return ansi(c)\n\n"
+            "def unrelated():\n    return 0\n",
+            "pkg/other.py": "def stream():\n    return open('x')\n",
+            "tests/test_colors.py": "def test_color():\n    interpret_color('red')\n",
+        },
+        "init",
+    )
+    checkout = loc.TreeCheckout(repo, tmp_path / "work")
+    checkout.workdir.mkdir()
+    checkout.checkout(str(commit))
+    corpus = bm25.TreeCorpus(repo, lambda p: not p.startswith("tests/"), lambda p: "python")
+    files, functions = corpus.indexes(checkout.blobs)
+    assert files.rank("color is interpreted wrong: interpret_color", 5) == ["pkg/colors.py"]
+    assert functions.rank("interpret_color returns ansi", 5)[0] == "pkg/colors.py::interpret_color"
+    assert corpus.indexes(checkout.blobs)[0].n == 2
 
 
 # -- problem statements and commit selection -----------------------------------------------------
@@ -261,3 +377,17 @@ def test_tree_checkout_rewrites_only_changed_files_and_removes_deleted_ones(tmp_
     assert (work / "c.py").stat().st_mtime_ns == kept_mtime
     assert checkout.checkout(str(first)).written == 2
     assert (work / "sub/b.py").read_text() == "b = 1\n"
+
+
+def test_adopt_takes_over_a_folder_left_by_an_earlier_run(tmp_path: Path) -> None:
+    repo = pygit2.init_repository(str(tmp_path / "repo"))
+    first = _commit(repo, {"a.py": "a = 1\n", "b.py": "b = 1\n"}, "one")
+    work = tmp_path / "work"
+    work.mkdir()
+    loc.TreeCheckout(repo, work).checkout(str(first))
+    (work / "stale.py").write_text("x = 1\n")
+    again = loc.TreeCheckout(repo, work)
+    assert again.adopt() == 3
+    stats = again.checkout(str(first))
+    assert (stats.written, stats.deleted, stats.kept) == (0, 1, 2)
+    assert not (work / "stale.py").exists()
