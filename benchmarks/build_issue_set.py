@@ -1,8 +1,8 @@
 """Build a multi-repository localization set from real GitHub issues and the commits fixing them.
 
 Usage:
-    python benchmarks/build_issue_set.py --seeds /work/seeds/*.jsonl \
-        --out benchmarks/data_localization/issues.jsonl [--mirrors-dir /work/.mirror] [--verbose]
+    python benchmarks/build_issue_set.py --seeds benchmarks/data_localization/issue_seeds.jsonl \
+        --out benchmarks/data_localization/issues.jsonl [--mirrors-dir MIRRORS] [--verbose]
 
 A seed line names an issue and its fix: ``repo``, ``issue_number``, ``issue_url``,
 ``created_at``, ``title``, ``body`` (the issue text verbatim), ``truncated``, ``fix_commit``

@@ -2,7 +2,7 @@
 
 Usage:
     python benchmarks/localization.py --data benchmarks/data_localization/issues.jsonl \
-        [--mirrors-dir /work/.mirror] [--repo owner/name=PATH ...] [--repo PATH] \
+        [--mirrors-dir MIRRORS] [--repo owner/name=PATH ...] [--repo PATH] \
         [--only owner/name ...] [--limit N] [--cache-root DIR] [--fresh] [--settle] \
         [--mode files|two-phase] [--ablation [--ablation-signals mentions,lexical,...]] \
         [--json-out FILE] [--md-out FILE]
@@ -55,6 +55,7 @@ from localization_report import machine_info, render_markdown, timing_summary
 DEPTH = 10
 DEFAULT_SIGNALS = "mentions,lexical,dense,symbol,lanes,weighting,functions"
 DEFAULT_CACHE_ROOT = Path.home() / ".cache" / "agentic-lsp-bench"
+DEFAULT_MIRRORS = DEFAULT_CACHE_ROOT / "mirrors"
 
 
 @dataclass
@@ -291,7 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, type=Path, help="instances (JSONL)")
     parser.add_argument("--repo", action="append", default=[], help="owner/name=PATH, or PATH")
-    parser.add_argument("--mirrors-dir", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument(
+        "--mirrors-dir", type=Path, default=DEFAULT_MIRRORS, help="<owner>+<name> clones"
+    )
     parser.add_argument("--only", action="append", default=None, help="owner/name to run")
     parser.add_argument("--limit", type=int, default=None, help="first N instances per repo")
     parser.add_argument("--cache-root", type=Path, default=DEFAULT_CACHE_ROOT)
