@@ -191,8 +191,19 @@ class DenseVectors(ABC):
             batch = items[start : start + BACKGROUND_BATCH]
             vectors = self._vectors([v for _, v in batch], FUNCTION_MAX_TOKENS)
             with self._write_lock:
+                # A sync may have replaced a function while it was being embedded: only points
+                # whose text is still the embedded one get the vector.
+                now = {
+                    h.key: h.payload.get("content_hash")
+                    for h in self.store.get("functions", [k for k, _ in batch])
+                }
                 self.store.set_dense(
-                    "functions", [(k, vectors[h].tolist()) for k, (h, _) in batch if h in vectors]
+                    "functions",
+                    [
+                        (k, vectors[h].tolist())
+                        for k, (h, _) in batch
+                        if h in vectors and now.get(k) == h
+                    ],
                 )
         return len(items)
 
