@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -184,6 +185,24 @@ def test_background_embeds_every_function_edited_files_first(repo: Path) -> None
     worker(*args)
     assert store.count("functions", Where(has_dense=False)) == 0
     assert store.count("functions", Where(has_dense=True)) == indexer.symbols.count()
+    close(engine)
+
+
+def test_background_embedding_waits_while_a_query_runs(repo: Path) -> None:
+    engine = open_engine(repo)
+    indexer = engine.indexer
+    queued: list[tuple] = []
+    indexer._background.submit = lambda fn, *args: queued.append((fn, args))  # type: ignore[method-assign]
+    engine.sync_blocking()
+    [(worker, args)] = queued
+    store = indexer.store
+    with indexer.foreground():  # a query is running
+        thread = threading.Thread(target=worker, args=args)
+        thread.start()
+        time.sleep(0.5)
+        assert store.count("functions", Where(has_dense=True)) == 0  # the worker waits
+    thread.join(60)
+    assert store.count("functions", Where(has_dense=False)) == 0
     close(engine)
 
 

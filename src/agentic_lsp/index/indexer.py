@@ -82,6 +82,8 @@ class Indexer(DenseVectors):
         self._function_worker_busy = False
         self._function_queue_all = False
         self._closing = threading.Event()
+        self._foreground = 0
+        self._foreground_lock = threading.Lock()
 
     # -- state ---------------------------------------------------------------------------------
 

@@ -11,8 +11,9 @@ import logging
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +53,8 @@ class DenseVectors(ABC):
     _function_worker_busy: bool
     _function_queue_all: bool
     _closing: threading.Event
+    _foreground: int
+    _foreground_lock: threading.Lock
 
     @abstractmethod
     def _rebuild(self, path: str) -> FileBuild | None:
@@ -70,6 +73,22 @@ class DenseVectors(ABC):
                     self._embedder.dim,
                 )
             return self._embedder
+
+    @contextmanager
+    def foreground(self) -> Iterator[None]:
+        """Mark a query in progress: the background worker waits between its batches until no
+        query is, so a query never queues behind a stream of background batches."""
+        with self._foreground_lock:
+            self._foreground += 1
+        try:
+            yield
+        finally:
+            with self._foreground_lock:
+                self._foreground -= 1
+
+    def _yield_to_queries(self) -> None:
+        while self._foreground and not self._closing.is_set():
+            time.sleep(0.005)
 
     def embedder_ready(self) -> bool:
         return self._embedder is not None
@@ -152,7 +171,11 @@ class DenseVectors(ABC):
         clock.tick(total, "embedded", force=True)
 
     def ensure_function_vectors(
-        self, paths: Sequence[str], cancel: CancelFn | None = None, budget: int | None = None
+        self,
+        paths: Sequence[str],
+        cancel: CancelFn | None = None,
+        budget: int | None = None,
+        background: bool = False,
     ) -> int:
         """Selective function embeddings: only for ``paths`` (phase-2 files, best first), at most
         ``budget`` of them per call, cached by content hash so later queries reuse them."""
@@ -188,6 +211,8 @@ class DenseVectors(ABC):
         for start in range(0, len(items), BACKGROUND_BATCH):
             if cancel():
                 raise Cancelled("function embedding cancelled")
+            if background:
+                self._yield_to_queries()
             batch = items[start : start + BACKGROUND_BATCH]
             vectors = self._vectors([v for _, v in batch], FUNCTION_MAX_TOKENS)
             with self._write_lock:
@@ -260,7 +285,7 @@ class DenseVectors(ABC):
                 if not order:
                     break
                 path, order = order[0], order[1:]
-                self.ensure_function_vectors([path])
+                self.ensure_function_vectors([path], background=True)
         except Exception:  # the store may close under it at shutdown; nothing to recover
             log.debug("background function embedding stopped", exc_info=True)
         finally:

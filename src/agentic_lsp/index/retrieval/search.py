@@ -134,10 +134,11 @@ class Searcher:
         """Files ranked for ``query``; ``lanes`` overrides the task's own (``code_only`` keeps
         prose out even when the task mentions docs)."""
         notes = [] if notes is None else notes
-        q = Query(self, query, lanes, disabled)
-        if code_only:
-            q.lanes = q.lanes - {"docs"} or frozenset({"source"})
-        ranked = self._rank_files(q, notes)
+        with self.indexer.foreground():
+            q = Query(self, query, lanes, disabled)
+            if code_only:
+                q.lanes = q.lanes - {"docs"} or frozenset({"source"})
+            ranked = self._rank_files(q, notes)
         results = [
             SearchResult(
                 path=str(c.payload["path"]),
@@ -196,6 +197,18 @@ class Searcher:
         disabled: Collection[str] = NO_SIGNALS,
     ) -> SearchResponse:
         """Two-phase: top files, then functions (and doc sections) in and beyond them."""
+        with self.indexer.foreground():
+            return self._search(query, limit, file_top_k, include_sections, lanes, disabled)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        file_top_k: int | None,
+        include_sections: bool,
+        lanes: Collection[str] | None,
+        disabled: Collection[str],
+    ) -> SearchResponse:
         notes: list[str] = []
         idx = self.indexer.settings.index
         file_top_k = file_top_k or idx.file_top_k
