@@ -219,7 +219,7 @@ def run_repo(
     if options.fresh:
         shutil.rmtree(folder, ignore_errors=True)
     workdir, cache_dir = folder / "checkout", folder / "index"
-    facts: dict[str, Any] = {"mirror": str(repo_path), "cache_reused": cache_dir.exists()}
+    facts: dict[str, Any] = {"cache_reused": cache_dir.exists()}  # no local paths in reports
     workdir.mkdir(parents=True, exist_ok=True)
     repo = pygit2.Repository(str(repo_path))
     checkout = TreeCheckout(repo, workdir)
