@@ -8,8 +8,9 @@ a virtual environment's site-packages) into a temporary workspace, indexes it co
 ``data_localization/issues.jsonl`` (real bug reports; they do not match this tree, which is the
 point: latency, not quality). Queries run twice: right after the sync, while the background
 worker embeds every function (the worst case an editor meets after opening a big workspace), and
-again once that worker is stopped (steady state). Prints p50/p95/max per phase, the machine and
-its load average. Not a test.
+again once that worker is stopped (no competition for the CPU; functions not yet embedded are
+then embedded by the queries themselves, at most 32 each). Prints p50/p95/max per phase, the
+machine and its load average. Not a test.
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ def main() -> int:
         sync_s = time.perf_counter() - start
         searcher = engine.searcher
         rows = []
-        for phase in ("while functions embed", "steady"):
-            if phase == "steady":
+        for phase in ("while functions embed", "worker stopped"):
+            if phase == "worker stopped":
                 engine.indexer._closing.set()  # stop the background worker
                 engine.indexer.wait_for_function_vectors(600)
             files = [timed(lambda q=q: searcher.search_files(q, 10)) for q in queries]
