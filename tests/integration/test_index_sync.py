@@ -8,6 +8,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -169,35 +170,37 @@ def test_function_embeddings_are_selective(repo: Path) -> None:
     close(engine)
 
 
-def test_background_embeds_every_function_edited_files_first(repo: Path) -> None:
+def synced_with_worker_held(repo: Path) -> tuple[Engine, Callable[[], None]]:
+    """An engine after a sync whose background function worker was handed over, not run."""
     engine = open_engine(repo)
-    indexer = engine.indexer
     queued: list[tuple] = []
-    indexer._background.submit = lambda fn, *args: queued.append((fn, args))  # type: ignore[method-assign]
+    engine.indexer._background.submit = lambda fn, *args: queued.append((fn, args))  # type: ignore[method-assign]
     engine.sync_blocking()
+    [(worker, args)] = queued  # the sync handed every function to the background worker
+    return engine, lambda: worker(*args)
+
+
+def test_background_embeds_every_function_edited_files_first(repo: Path) -> None:
+    engine, worker = synced_with_worker_held(repo)
+    indexer = engine.indexer
     store = indexer.store
     assert store.count("functions", Where(has_dense=False)) > 0
-    [(worker, args)] = queued  # the sync handed every function to the background worker
     (repo / "web/src/retry.ts").write_text(FILES["web/src/retry.ts"] + "\n// edited\n")
     indexer.schedule_function_vectors(["web/src/retry.ts"])  # an edit while it is queued
     assert indexer._next_function_files([])[0] == "web/src/retry.ts"
     indexer._function_queue_all = True
-    worker(*args)
+    worker()
     assert store.count("functions", Where(has_dense=False)) == 0
     assert store.count("functions", Where(has_dense=True)) == indexer.symbols.count()
     close(engine)
 
 
 def test_background_embedding_waits_while_a_query_runs(repo: Path) -> None:
-    engine = open_engine(repo)
+    engine, worker = synced_with_worker_held(repo)
     indexer = engine.indexer
-    queued: list[tuple] = []
-    indexer._background.submit = lambda fn, *args: queued.append((fn, args))  # type: ignore[method-assign]
-    engine.sync_blocking()
-    [(worker, args)] = queued
     store = indexer.store
     with indexer.foreground():  # a query is running
-        thread = threading.Thread(target=worker, args=args)
+        thread = threading.Thread(target=worker)
         thread.start()
         time.sleep(0.5)
         assert store.count("functions", Where(has_dense=True)) == 0  # the worker waits
