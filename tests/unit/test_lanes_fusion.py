@@ -103,6 +103,16 @@ def test_mentions_reach_files_no_other_signal_found() -> None:
     assert found.reasons["src/click/core.py"] >= {"traceback", "symbol"}
 
 
+def test_a_named_class_and_a_member_word_name_the_member() -> None:
+    found = find_mentions(
+        understand("Option get_default"), PathIndex(["src/click/core.py"]), _table()
+    )
+    member = found.symbols[("src/click/core.py", "Option.get_default")]
+    assert member > found.symbols[("src/click/core.py", "Option")]
+    plain = find_mentions(understand("Option default"), PathIndex(["src/click/core.py"]), _table())
+    assert ("src/click/core.py", "Option.get_default") not in plain.symbols
+
+
 def _hits(*scores: float) -> list[Hit]:
     return [Hit(f"f{i}", s, {"path": f"f{i}"}) for i, s in enumerate(scores)]
 

@@ -24,6 +24,7 @@ FRAME_WEIGHT = 0.8
 MODULE_WEIGHT = 0.7
 IMPORTED_WEIGHT = 0.25  # a module a code sample imports: an entry point, rarely the fault
 SYMBOL_WEIGHT = 0.5
+MEMBER_FACTOR = 2.0  # a named class's member named too: the task's subject
 MAX_DEFINITIONS = 6  # a name defined in more files than this says little about any one of them
 _STRIP_EXTS = (".py", ".pyi", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rs")
 _MODULE_ROOT_NAMES = ("__init__", "index", "mod", "lib")
@@ -131,14 +132,27 @@ def find_mentions(task: TaskText, paths: PathIndex, symbols: SymbolTable) -> Men
         for dotted in names:
             for path, size in index.modules(dotted):
                 found.add_file(path, weight * min(1.0, 0.5 + 0.25 * size), "module")
+    words = set(task.weights)
     for name in task.named():
         refs = [r for r in symbols.find(name) if r.symbol.kind != "variable"]
         files = {r.path for r in refs}
         if not refs or len(files) > MAX_DEFINITIONS:
             continue
         for ref in refs:
-            found.add_symbol(ref, SYMBOL_WEIGHT / len(files) ** 0.5, "symbol")
+            weight = SYMBOL_WEIGHT / len(files) ** 0.5
+            found.add_symbol(ref, weight, "symbol")
+            _add_members(found, symbols, ref, words, weight * MEMBER_FACTOR)
     return found
+
+
+def _add_members(
+    found: Mentions, symbols: SymbolTable, ref: SymbolRef, words: set[str], weight: float
+) -> None:
+    """``HTTPAdapter send``: a named class's member that the task also names (as a plain word)
+    is what the task is about, more than the class."""
+    for member in symbols.symbols_in(ref.path):
+        if member.parent == ref.symbol.qualname and member.name.lower() in words:
+            found.add_symbol(SymbolRef(ref.path, member), weight, "symbol")
 
 
 def _add_frame(
