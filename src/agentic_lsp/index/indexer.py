@@ -68,7 +68,7 @@ class Indexer(DenseVectors):
         self.store = store
         self.cache_dir = cache_dir
         self.records: dict[str, FileRecord] = {}
-        self.generation = 0  # bumped whenever the set of files or their symbols change
+        self.generation = 0  # bumped whenever the set of indexed paths changes
         self.symbols = SymbolTable()
         self.overlays: dict[str, str] = overlays if overlays is not None else {}
         self.rules = IgnoreRules.load(root, settings.index)
@@ -254,7 +254,8 @@ class Indexer(DenseVectors):
         ):
             if points:
                 self.store.upsert(collection, points)
-        self.generation += 1
+        if any(b.rel_path not in self.records for b in builds):
+            self.generation += 1
         for b in builds:
             self.records[b.rel_path] = FileRecord(
                 b.rel_path, b.content_hash, b.size, b.mtime_ns, b.language

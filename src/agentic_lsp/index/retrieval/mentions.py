@@ -58,12 +58,7 @@ class PathIndex:
         for path in paths:
             name = path.rsplit("/", 1)[-1]
             self.by_name[name].append(path)
-            stem = name
-            for ext in _STRIP_EXTS:
-                if stem.endswith(ext):
-                    stem = stem[: -len(ext)]
-                    break
-            self.by_stem[stem].append(path)
+            self.by_stem[_stem(name)].append(path)
 
     def match(self, written: str) -> list[tuple[str, float]]:
         """Workspace paths for a path as written, each with a confidence in (0, 1]."""

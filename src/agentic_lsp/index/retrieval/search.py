@@ -181,7 +181,9 @@ class Searcher:
         for hit in self.indexer.store.search_sparse("functions", q.sparse, FUNCTION_DEPTH):
             path = str(hit.payload["path"])
             if path not in best:
-                best[path] = Hit(path, hit.score, {"path": path, **_file_fields(hit.payload)})
+                best[path] = Hit(
+                    path, hit.score, {"path": path, "language": hit.payload.get("language")}
+                )
         return list(best.values())
 
     # -- phase 2: functions -------------------------------------------------------------------
@@ -326,10 +328,6 @@ class Searcher:
 
     def _has_dense(self, collection: str) -> bool:
         return self.indexer.store.count(collection, Where(has_dense=True)) > 0
-
-
-def _file_fields(payload: dict) -> dict:
-    return {"language": payload.get("language")}
 
 
 def _file_prior(files: Sequence[tuple[float, Candidate]]) -> dict[str, float]:
