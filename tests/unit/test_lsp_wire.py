@@ -195,7 +195,8 @@ RUN_DATA: dict[str, dict[str, Any]] = {
                       "max_attempts": 2},
     "stage_finished": {"stage": "write_tests", "attempt": 1, "ok": True, "summary": "s",
                        "agents": {"test_writer": {"ok": True, "summary": "done"}},
-                       "edited": ["my_mod.py"]},
+                       "edited": ["my_mod.py"],
+                       "usage": {"calls": 2, "prompt_tokens": 900, "completion_tokens": 80}},
     "routing": {"from": "write_tests", "to": "end", "reason": "success", "detail": "d"},
     "retrieval": {"stage": "write_tests", "adaptive": False, "queries": ["q"],
                   "query_source": "task", "files": ["a.py"], "snippets": ["a.py:1-2"],
@@ -208,7 +209,12 @@ RUN_DATA: dict[str, dict[str, Any]] = {
                         "authors": {"my_mod.py": {"stage": "write_tests", "agent": "test_writer",
                                                   "iteration": 0}}},
     "run_finished": {"status": "succeeded", "changeset_id": "cs_1", "error": "",
-                     "provider": "scripted", "scripted": True, "summary": "ok", "answer": ""},
+                     "provider": "scripted", "scripted": True, "summary": "ok", "answer": "",
+                     "usage": {"calls": 3, "prompt_tokens": 1200, "completion_tokens": 90,
+                               "by_stage": {"fix": {"calls": 3}}}},
+    "model_call": {"stage": "fix", "role": "code", "prompt_tokens": 700, "completion_tokens": 60,
+                   "seconds": 12.5, "counted": "provider", "calls": 3, "prompt_total": 1200,
+                   "completion_total": 90},
     "log": {"message": "m", "level": "warning"},
 }  # fmt: skip
 
@@ -239,6 +245,14 @@ def test_run_event_data_keyed_by_ids_becomes_lists_with_values_kept() -> None:
     assert routing == {"stage": "write_tests", "to": "end", "reason": "success", "detail": "d"}
     started = event_data("run_started", run_event_model("run_started", RUN_DATA["run_started"]))
     assert started["parentChangeset"] == "cs_0"
+    call = event_data("model_call", run_event_model("model_call", RUN_DATA["model_call"]))
+    assert call["promptTokens"] == 700 and call["completionTokens"] == 60
+    assert call["total"] == {"calls": 3, "promptTokens": 1200, "completionTokens": 90}
+    done = event_data("run_finished", run_event_model("run_finished", RUN_DATA["run_finished"]))
+    assert done["usage"] == {"calls": 3, "promptTokens": 1200, "completionTokens": 90}
+    stage = event_data("stage_finished", run_event_model("stage_finished",
+                                                        RUN_DATA["stage_finished"]))  # fmt: skip
+    assert stage["usage"]["promptTokens"] == 900
 
 
 def test_unknown_or_misshapen_run_events_are_still_camel_case() -> None:

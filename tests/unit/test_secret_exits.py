@@ -18,6 +18,7 @@ from agentic_lsp.errors import WorkspaceError
 from agentic_lsp.index.discovery.walk import classify_path, discover, read_indexable_text
 from agentic_lsp.index.models import SkipReason
 from agentic_lsp.workflows import stages
+from agentic_lsp.workflows.stage_attempt import StageAttempt
 from agentic_lsp.workflows.state import FailureContext
 
 AWS = "AKIAZ7QW3XK9PLM2RT4B"
@@ -142,7 +143,7 @@ async def test_failing_test_output_reaches_the_retry_prompt_redacted(tmp_path: P
 
     result = AgentResult(False, f"failed with API_KEY={LIVE}", output=leaked, test_output=leaked)
     result = stages._redacted(result, readable.redact_output)
-    outcome = stages._StageOutcome({"tests": result})
+    outcome = StageAttempt({"tests": result})
     assert LIVE not in outcome.test_output
     view = SimpleNamespace(pending={})
     await outcome.verify(Tests(), view, {}, readable.redact_output)  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.edits import parse_edit_blocks
+from agentic_lsp.llm.metering import metered_ainvoke
 
 if TYPE_CHECKING:
     from agentic_lsp.index.retrieval.search import Searcher
@@ -132,7 +133,7 @@ async def converse(
     """The model's final reply, after answering up to ``max_rounds`` rounds of tool calls."""
     history = list(messages)
     for round_number in range(max_rounds + 1):
-        text = reply_text(await model.ainvoke(history))
+        text = reply_text(await metered_ainvoke(model, history))
         calls = parse_calls(text)
         if not calls or round_number == max_rounds or parse_edit_blocks(text).blocks:
             return text

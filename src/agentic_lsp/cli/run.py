@@ -20,6 +20,30 @@ from agentic_lsp.workflows.events import RunEvent, RunReport
 _MARK = {True: "ok", False: "FAILED"}
 
 
+def usage_line(usage: dict[str, Any]) -> str:
+    """``3 model calls, 4,210 prompt + 512 completion tokens (orchestrator 1/…, fix 2/…)``."""
+    calls = usage.get("calls", 0)
+    if not calls:
+        return "no model calls"
+    text = (
+        f"{calls} model call(s), {usage.get('prompt_tokens', 0):,} prompt + "
+        f"{usage.get('completion_tokens', 0):,} completion"
+    )
+    stages = usage.get("by_stage") or {}
+    if stages:
+        text += (
+            " ("
+            + ", ".join(
+                f"{stage} {u['prompt_tokens']:,}+{u['completion_tokens']:,}"
+                for stage, u in stages.items()
+            )
+            + ")"
+        )
+    if usage.get("uncounted_calls"):
+        text += f"; {usage['uncounted_calls']} call(s) without counts from the provider"
+    return text
+
+
 class EventPrinter:
     """One line per run event on stderr; the mermaid plan on stdout with ``--show-graph``."""
 
@@ -54,6 +78,11 @@ class EventPrinter:
                 f"  retrieval{mode}: {len(d['snippets'])} snippet(s), {d['tokens']}/{d['budget']} "
                 f"tokens, queries {d['queries']}"
             )
+        elif kind == "model_call":
+            self.line(
+                f"  model {d['role']}: {d['prompt_tokens']} prompt + {d['completion_tokens']} "
+                f"completion tokens in {d['seconds']:.1f} s"
+            )
         elif kind == "stage_finished":
             self.line(f"  {_MARK[bool(d['ok'])]} {d['stage']}: {d['summary'][:400]}")
         elif kind == "routing":
@@ -65,6 +94,7 @@ class EventPrinter:
         elif kind == "run_finished":
             extra = f": {d['error']}" if d.get("error") else ""
             self.line(f"run {d['status']}{extra}")
+            self.line(f"tokens: {usage_line(d.get('usage') or {})}")
 
 
 async def _run(

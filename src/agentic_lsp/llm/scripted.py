@@ -37,6 +37,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -248,8 +249,20 @@ class ScriptedChatModel(BaseChatModel):
         call = self.script.next_reply(as_role_text(messages), self.role)
         return call, self.script.steps[call.step].delay_s
 
+    def _usage(self, call: ScriptedCall) -> UsageMetadata:
+        """The double's token counts: whitespace-separated words (no tokenizer behind it)."""
+        prompt = sum(len(text.split()) for _, text in call.messages)
+        completion = len(call.reply.split())
+        return UsageMetadata(
+            input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion
+        )
+
     def _result(self, call: ScriptedCall) -> ChatResult:
-        message = AIMessage(content=call.reply, response_metadata=self._metadata(call))
+        message = AIMessage(
+            content=call.reply,
+            response_metadata=self._metadata(call),
+            usage_metadata=self._usage(call),
+        )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _generate(

@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
 from agentic_lsp.errors import ProviderError
+from agentic_lsp.llm.metering import metered_ainvoke
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -220,7 +221,7 @@ async def invoke_structured(
     raw: list[str] = []
     reason = ""
     for _ in range(max(0, retries) + 1):
-        reply = await model.ainvoke(history)
+        reply = await metered_ainvoke(model, history)
         text = _reply_text(reply)
         raw.append(text)
         try:

@@ -13,6 +13,29 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentic_lsp.lsp.wire import IndexSummaryWire, SettingsIgnored, Wire, camel_key
+from agentic_lsp.lsp.wire_run_events import (
+    AgentOutcome,
+    ChangesetReadyEvent,
+    DiffStat,
+    FileAuthor,
+    FlaggedPath,
+    Grounding,
+    IgnoredChoice,
+    LogEvent,
+    ModelCallEvent,
+    OrchestratorDecisionEvent,
+    PlanEvent,
+    PlannedStage,
+    RetrievalEvent,
+    Route,
+    RoutingEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StageChoice,
+    StageFinishedEvent,
+    StageStartedEvent,
+    TokenUsage,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,161 +68,6 @@ class McpEndpointEvent(Wire):
 
 class EmptyEvent(Wire):
     """``changesets_changed``: the changeset folder changed (list them again)."""
-
-
-# -- run events -----------------------------------------------------------------------------------
-
-
-class RunStartedEvent(Wire):
-    task: str
-    workflow: str | None
-    provider: str
-    scripted: bool
-    iteration: int
-    feedback: str | None
-    parent_changeset: str | None
-
-
-class StageChoice(Wire):
-    id: str
-    planned: bool
-    why: str
-
-
-class IgnoredChoice(Wire):
-    id: str
-    reason: str
-
-
-class OrchestratorDecisionEvent(Wire):
-    workflow: str
-    reasoning: str
-    stages: list[StageChoice]
-    fallback: bool
-    error: str
-    ignored: list[IgnoredChoice]
-
-
-class PlannedStage(Wire):
-    id: str
-    name: str
-    type: str
-    planned: bool
-    why: str
-    agents: list[str]
-    max_attempts: int
-    token_budget: int
-    sources: list[str]
-    task_context: str
-
-
-class Route(Wire):
-    stage: str
-    success: str
-    failure: str
-
-
-class PlanEvent(Wire):
-    workflow: str
-    entry: str
-    stages: list[PlannedStage]
-    routing: list[Route]
-    mermaid: str
-
-
-class StageStartedEvent(Wire):
-    stage: str
-    name: str
-    attempt: int
-    iteration: int
-    max_attempts: int
-
-
-class AgentOutcome(Wire):
-    name: str
-    ok: bool
-    summary: str
-
-
-class StageFinishedEvent(Wire):
-    stage: str
-    attempt: int
-    ok: bool
-    summary: str
-    agents: list[AgentOutcome]
-    edited: list[str]
-
-
-class RoutingEvent(Wire):
-    """The route taken after ``stage`` (the engine's ``from``; a keyword in some clients)."""
-
-    stage: str
-    to: str
-    reason: str
-    detail: str
-
-
-class Grounding(Wire):
-    checked: int
-    current: int
-    relocated: int
-    dropped: int
-
-
-class RetrievalEvent(Wire):
-    stage: str
-    adaptive: bool
-    queries: list[str]
-    query_source: str
-    files: list[str]
-    snippets: list[str]
-    tokens: int
-    budget: int
-    dropped_for_budget: int
-    duplicates: int
-    grounding: Grounding
-    notes: list[str]
-
-
-class DiffStat(Wire):
-    path: str
-    added: int
-    removed: int
-
-
-class FlaggedPath(Wire):
-    path: str
-    flags: list[str]
-
-
-class FileAuthor(Wire):
-    path: str
-    stage: str
-    agent: str
-    iteration: int
-
-
-class ChangesetReadyEvent(Wire):
-    changeset_id: str
-    files: list[str]
-    diff_stats: list[DiffStat]
-    flagged: list[FlaggedPath]
-    authors: list[FileAuthor]
-
-
-class RunFinishedEvent(Wire):
-    status: str
-    changeset_id: str | None
-    error: str
-    provider: str
-    scripted: bool
-    summary: str
-    answer: str
-
-
-class LogEvent(Wire):
-    message: str
-    level: str
 
 
 def _run_started(d: Mapping[str, Any]) -> Wire:
@@ -276,6 +144,32 @@ def _stage_finished(d: Mapping[str, Any]) -> Wire:
             for name, a in d.get("agents", {}).items()
         ],
         edited=list(d.get("edited", [])),
+        usage=_usage(d.get("usage")),
+    )
+
+
+def _usage(d: Mapping[str, Any] | None) -> TokenUsage:
+    d = d or {}
+    return TokenUsage(
+        calls=int(d.get("calls", 0)),
+        prompt_tokens=int(d.get("prompt_tokens", 0)),
+        completion_tokens=int(d.get("completion_tokens", 0)),
+    )
+
+
+def _model_call(d: Mapping[str, Any]) -> Wire:
+    return ModelCallEvent(
+        stage=d["stage"],
+        role=d["role"],
+        prompt_tokens=int(d.get("prompt_tokens", 0)),
+        completion_tokens=int(d.get("completion_tokens", 0)),
+        seconds=float(d.get("seconds", 0.0)),
+        counted=str(d.get("counted", "")),
+        total=TokenUsage(
+            calls=int(d.get("calls", 0)),
+            prompt_tokens=int(d.get("prompt_total", 0)),
+            completion_tokens=int(d.get("completion_total", 0)),
+        ),
     )
 
 
@@ -338,6 +232,7 @@ def _run_finished(d: Mapping[str, Any]) -> Wire:
         scripted=bool(d.get("scripted", False)),
         summary=d.get("summary", ""),
         answer=d.get("answer") or "",
+        usage=_usage(d.get("usage")),
     )
 
 
@@ -355,6 +250,7 @@ RUN_EVENTS: dict[str, tuple[type[Wire], Callable[[Mapping[str, Any]], Wire]]] = 
     "retrieval": (RetrievalEvent, _retrieval),
     "changeset_ready": (ChangesetReadyEvent, _changeset_ready),
     "run_finished": (RunFinishedEvent, _run_finished),
+    "model_call": (ModelCallEvent, _model_call),
     "log": (LogEvent, _log),
 }
 

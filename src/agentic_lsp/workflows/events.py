@@ -21,6 +21,7 @@ EventKind = Literal[
     "retrieval",  # data: stage, queries, files, snippets, tokens, adaptive
     "changeset_ready",  # data: changeset_id, files, diff_stats
     "run_finished",  # data: status, changeset_id, error, summary, answer (text runs)
+    "model_call",  # data: stage, role, prompt_tokens, completion_tokens, seconds, run totals
     "log",  # data: message, level
 ]
 
@@ -45,6 +46,7 @@ class StageOutcome:
     ok: bool
     summary: str
     agent_outputs: dict[str, str] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)  # calls, prompt/completion tokens
 
 
 @dataclass
@@ -72,5 +74,7 @@ class RunReport:
     answer: str = ""  # text of analysis stages (explain, architecture discussion)
     feedback: str | None = None  # user feedback this run refines with
     parent_changeset: str | None = None  # the changeset this run refines (now superseded)
+    usage: dict[str, Any] = field(default_factory=dict)  # tokens: totals, by_stage, by_role
+    model_calls: list[dict[str, Any]] = field(default_factory=list)  # one per model call
     started: float = field(default_factory=time.time)
     finished: float | None = None

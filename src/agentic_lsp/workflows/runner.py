@@ -21,6 +21,7 @@ from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.changes.changeset import Author, Changeset, ProposedEdit
 from agentic_lsp.changes.patch import file_diff
 from agentic_lsp.errors import AgenticError, ChangesetError
+from agentic_lsp.llm.metering import Meter, ModelCall, metering, scope
 from agentic_lsp.llm.scripted import ScriptedChatModel
 from agentic_lsp.workflows.graph import build_graph, mermaid, recursion_limit
 from agentic_lsp.workflows.loader import WorkflowCatalog
@@ -111,10 +112,25 @@ class WorkflowRun:
         self.models: Mapping[str, BaseChatModel] = {}
         self.plan: Plan | None = None
 
+    def _metered(self, call: ModelCall, meter: Meter) -> None:
+        self.report.model_calls.append(call.as_dict())
+        self.report.usage = meter.summary()
+        total = meter.total()
+        self.recorder.emit(
+            "model_call",
+            **call.as_dict(),
+            calls=total.calls,
+            prompt_total=total.prompt_tokens,
+            completion_total=total.completion_tokens,
+        )
+
     async def execute(self) -> Any:
         report = self.report
+        meter = Meter(on_call=self._metered)
+        report.usage = meter.summary()
         try:
-            await self._run()
+            with metering(meter):
+                await self._run()
         except asyncio.CancelledError:
             report.status, report.error = "cancelled", "the run was cancelled"
             raise
@@ -136,6 +152,7 @@ class WorkflowRun:
                 provider=report.provider,
                 scripted=report.scripted,
                 summary=self._summary(),
+                usage=report.usage,
                 answer=report.answer,  # explain / analysis runs answer in text, not a changeset
             )
             await self.recorder.flush()
@@ -164,13 +181,14 @@ class WorkflowRun:
         )
         if self.check is not None:
             await self.check(["orchestrator"])
-        decision = await decide(
-            self.models["orchestrator"],
-            req.task,
-            self.catalog.workflows,
-            named=req.workflow,
-            feedback=req.feedback,
-        )
+        with scope(stage="orchestrator", role="orchestrator"):
+            decision = await decide(
+                self.models["orchestrator"],
+                req.task,
+                self.catalog.workflows,
+                named=req.workflow,
+                feedback=req.feedback,
+            )
         workflow = self.catalog.get(decision.workflow)
         plan = assemble_plan(
             workflow,

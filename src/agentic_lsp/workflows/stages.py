@@ -26,13 +26,14 @@ from agentic_lsp.agents.registry import create_agent, needs_context
 from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.agents.tools import IndexTools
 from agentic_lsp.agents.workspace_view import WorkspaceView
-from agentic_lsp.errors import AgenticError
+from agentic_lsp.llm.metering import current_meter, scope
 from agentic_lsp.workflows.events import StageOutcome
 from agentic_lsp.workflows.planner import Plan, PlannedStage
 from agentic_lsp.workflows.recorder import RunRecorder
 from agentic_lsp.workflows.retrieval import RetrievalAgent
 from agentic_lsp.workflows.routing import decide_route, stage_failed
 from agentic_lsp.workflows.schema import AgentSpec
+from agentic_lsp.workflows.stage_attempt import StageAttempt, usage_since
 from agentic_lsp.workflows.state import (
     FailureContext,
     PendingEdit,
@@ -119,8 +120,10 @@ class StageExecutor:
 
     async def _agent(self, spec: AgentSpec, ctx: AgentContext) -> AgentResult:
         redact = self.env.index.navigation.readable.redact_output
+        agent = create_agent(spec.kind)
         try:
-            return _redacted(await create_agent(spec.kind).run(ctx), redact)
+            with scope(role=agent.role or spec.kind):
+                return _redacted(await agent.run(ctx), redact)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an agent bug must not end the run; it fails the agent
@@ -129,6 +132,12 @@ class StageExecutor:
             return _redacted(crash, redact)
 
     async def run_stage(self, stage_id: str, state: RunState) -> dict[str, Any]:
+        meter = current_meter()
+        first_call = len(meter.calls) if meter is not None else 0
+        with scope(stage=stage_id):
+            return await self._run_stage(stage_id, state, first_call)
+
+    async def _run_stage(self, stage_id: str, state: RunState, first_call: int) -> dict[str, Any]:
         env = self.env
         stage = env.plan.stages[stage_id]
         attempt = state.attempts.get(stage_id, 0) + 1
@@ -146,7 +155,8 @@ class StageExecutor:
         if not reads_context:
             retrieval = RetrievalContext(stage=stage_id, notes=["no agent of this stage reads it"])
         elif retrieval is None:
-            retrieval, files, functions = await env.retrieval.retrieve(stage)
+            with scope(role="retrieval"):
+                retrieval, files, functions = await env.retrieval.retrieve(stage)
             self._retrieval_event(retrieval)
             updates["retrieval_context"] = {**state.retrieval_context, stage_id: retrieval}
             updates["filtered_files"] = {**state.filtered_files, stage_id: files}
@@ -154,13 +164,14 @@ class StageExecutor:
         enriched = state.enriched_context.get(stage_id)
         failure = state.failure
         if failure is not None and failure.stage != stage_id and attempt == 1 and reads_context:
-            enriched = await env.retrieval.adapt(
-                stage,
-                failure,
-                updates.get("filtered_files", state.filtered_files).get(stage_id, []),
-                updates.get("parsed_functions", state.parsed_functions).get(stage_id, []),
-                retrieval,
-            )
+            with scope(role="retrieval"):
+                enriched = await env.retrieval.adapt(
+                    stage,
+                    failure,
+                    updates.get("filtered_files", state.filtered_files).get(stage_id, []),
+                    updates.get("parsed_functions", state.parsed_functions).get(stage_id, []),
+                    retrieval,
+                )
             self._retrieval_event(enriched)
             updates["enriched_context"] = {**state.enriched_context, stage_id: enriched}
         pending = {path: edit.new_text for path, edit in state.pending_changeset.items()}
@@ -168,6 +179,7 @@ class StageExecutor:
         outcome = await self._run_agents(stage, state, view, attempt, retrieval, enriched)
         if outcome.failed and outcome.edits:
             outcome.diff = await asyncio.to_thread(_diff, view, outcome.edits)
+        outcome.usage = usage_since(first_call, stage_id)
         updates.update(self._conclude(stage, state, attempt, outcome))
         return updates
 
@@ -179,7 +191,7 @@ class StageExecutor:
         attempt: int,
         retrieval: RetrievalContext,
         enriched: RetrievalContext | None,
-    ) -> _StageOutcome:
+    ) -> StageAttempt:
         env = self.env
         readable = env.index.navigation.readable
         specs = stage.spec.agent_specs
@@ -211,7 +223,7 @@ class StageExecutor:
         results = await asyncio.gather(
             *(self._agent(s, c) for s, c in zip(specs, contexts, strict=True))
         )
-        outcome = _StageOutcome(dict(zip([s.name for s in specs], results, strict=True)))
+        outcome = StageAttempt(dict(zip([s.name for s in specs], results, strict=True)))
         outcome.failed = stage_failed([r.ok for r in results], stage.spec.failure_rule)
         outcome.collect_edits()
         if not outcome.failed and "tests" in stage.spec.verify:
@@ -224,7 +236,7 @@ class StageExecutor:
         stage: PlannedStage,
         state: RunState,
         attempt: int,
-        outcome: _StageOutcome,
+        outcome: StageAttempt,
     ) -> dict[str, Any]:
         env = self.env
         ok = not outcome.failed
@@ -285,7 +297,9 @@ class StageExecutor:
             }
         report = env.recorder.report
         report.outcomes.append(
-            StageOutcome(stage.id, attempt, ok, summary, dict(result.agent_outputs))
+            StageOutcome(
+                stage.id, attempt, ok, summary, dict(result.agent_outputs), dict(outcome.usage)
+            )
         )
         report.routing.append((stage.id, route.target, route.label))
         if outcome.test_output:
@@ -298,6 +312,7 @@ class StageExecutor:
             summary=summary,
             agents={n: {"ok": r.ok, "summary": r.summary} for n, r in outcome.results.items()},
             edited=sorted(outcome.edits),
+            usage=outcome.usage,
         )
         env.recorder.emit(
             "routing",
@@ -324,73 +339,3 @@ class StageExecutor:
         )
         self._retrieval_event(context)
         return {"enriched_context": {**state.enriched_context, stage.id: context}}
-
-
-class _StageOutcome:
-    def __init__(self, results: dict[str, AgentResult]) -> None:
-        self.results = results
-        self.failed = False
-        self.edits: dict[str, str | None] = {}
-        self.author_of: dict[str, str] = {}
-        self.conflicts: list[str] = []
-        self.verify_note = ""
-        self.diff = ""
-        self.test_output = "\n".join(r.test_output for r in results.values() if r.test_output)
-
-    def collect_edits(self) -> None:
-        for name, result in self.results.items():
-            if not result.ok:
-                continue
-            for path, text in result.edits.items():
-                if path in self.edits and self.edits[path] != text:
-                    self.conflicts.append(
-                        f"agents {self.author_of[path]} and {name} both changed {path}"
-                    )
-                    continue
-                self.edits[path] = text
-                self.author_of[path] = name
-        if self.conflicts:
-            self.failed = True
-
-    async def verify(
-        self,
-        tests: TestRunner,
-        view: WorkspaceView,
-        buffers: dict[str, str],
-        redact: Callable[[str], str],
-    ) -> None:
-        try:
-            run = await tests.run({**view.pending, **self.edits}, buffers)
-        except AgenticError as exc:
-            self.failed = True
-            self.verify_note = f"verify: the tests could not run: {exc.message}"
-            return
-        if run is None:
-            self.failed = True
-            self.verify_note = "verify: no test command found (set workflows.test_command)"
-            return
-        self.test_output = redact(run.output)
-        if run.skipped:
-            self.verify_note = f"verify: {run.skipped}"
-        elif run.passed:
-            self.verify_note = f"verify: `{run.command}` passed"
-        else:
-            self.failed = True
-            self.verify_note = f"verify: `{run.command}` {run.verdict()} after the edits"
-
-    def errors(self) -> list[str]:
-        found = [e for r in self.results.values() for e in r.errors]
-        found += self.conflicts
-        if self.verify_note and self.failed:
-            found.append(self.verify_note)
-        return found
-
-    def summary(self) -> str:
-        parts = [
-            f"{name}: {'ok' if r.ok else 'failed'} - {r.summary}"
-            for name, r in self.results.items()
-        ]
-        parts += self.conflicts
-        if self.verify_note:
-            parts.append(self.verify_note)
-        return "; ".join(parts)
