@@ -133,6 +133,11 @@ async def test_bug_fix_retries_with_adaptive_context_and_proposes_exactly_the_fi
     failing_test = "### tests/test_ops.py:8-9 function test_add_negative_numbers (failure;"
     assert FAILURE_HEADER not in first and "### tests/test_ops.py:" not in first
     assert "### calc/ops.py:4-6 function add (search;" in first
+    # Nothing is sent twice: ops.py is shown whole, so its snippet is a header only.
+    shown = second.split("## The previous attempt failed", 1)[0]  # then the discarded diff
+    assert first.count("return a - b") == 1 and shown.count("return a - b") == 1
+    test_source = "def test_add_negative_numbers():\n    assert add(-2, -3) == -5"
+    assert first.count(test_source) <= 1 and shown.count(test_source) == 1
     assert FAILURE_HEADER in second and failing_test in second
     assert "assert add(-2, -3) == -5" in second.split(FAILURE_HEADER, 1)[1]
     assert "FAILED tests/test_ops.py::test_add_negative_numbers" in second

@@ -17,6 +17,7 @@ from agentic_lsp.agents.prompting import (
 )
 from agentic_lsp.agents.tools import TOOL_HELP, converse
 from agentic_lsp.errors import ProviderError
+from agentic_lsp.llm.token_count import token_counter
 
 SYSTEM = (
     "You are a careful senior software engineer. You change code with minimal, correct edits "
@@ -39,10 +40,23 @@ def edit_failure(outcome: EditOutcome, reply: str, what: str = "edits") -> Agent
 async def ask_for_edits(ctx: AgentContext, system: str, goal: str) -> str:
     """One conversation (with tool rounds) that should end in edit blocks; returns the reply."""
     assert ctx.model is not None
-    files = await asyncio.to_thread(editable_files, ctx, ctx.token_budget)
+    count = token_counter(ctx.model)
+    files = await asyncio.to_thread(editable_files, ctx, ctx.token_budget, count)
+    used = sum(count(text) for text in files.values())
+    # One budget for the stage: the whole files the model edits first, then snippets of other
+    # files in what is left. A file shown whole is never repeated as snippets.
+    context = await asyncio.to_thread(
+        lambda: render_context(
+            ctx.retrieval,
+            ctx.enriched,
+            shown_whole=set(files),
+            budget=max(0, ctx.token_budget - used),
+            count=count,
+        )
+    )
     prompt = stage_prompt(
         ctx,
-        render_context(ctx.retrieval, ctx.enriched),
+        context,
         render_files(files),
         goal,
         "## Reply format\n" + EDIT_FORMAT,

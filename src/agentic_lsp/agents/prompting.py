@@ -3,7 +3,10 @@ the previous attempt, the files a model may edit, and the edit-format instructio
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from agentic_lsp.agents.base import AgentContext
+from agentic_lsp.llm.token_count import TokenCounter, estimate_tokens
 from agentic_lsp.workflows.state import FailureContext, RetrievalContext, Snippet
 
 FAILURE_HEADER = "## Context retrieved for the failure"
@@ -31,17 +34,58 @@ def _fence(text: str) -> str:
     return f"{ticks}\n{text.rstrip()}\n{ticks}"
 
 
-def render_snippets(snippets: list[Snippet]) -> str:
-    return "\n\n".join(f"### {s.header()}\n{_fence(s.text)}" for s in snippets)
+SHOWN_WHOLE = "(in the whole file below)"
 
 
-def render_context(retrieval: RetrievalContext | None, enriched: RetrievalContext | None) -> str:
+def render_snippets(snippets: list[Snippet], shown_whole: Collection[str] = ()) -> str:
+    """Each snippet under its attribution header; a snippet of a file the prompt carries whole
+    keeps its header (where and why it was found) but not its text."""
+    return "\n\n".join(
+        f"### {s.header()} {SHOWN_WHOLE}"
+        if s.path in shown_whole
+        else f"### {s.header()}\n{_fence(s.text)}"
+        for s in snippets
+    )
+
+
+def render_context(
+    retrieval: RetrievalContext | None,
+    enriched: RetrievalContext | None,
+    *,
+    shown_whole: Collection[str] = (),
+    budget: int | None = None,
+    count: TokenCounter = estimate_tokens,
+) -> str:
+    """Retrieved snippets with attribution. Snippets of files in ``shown_whole`` keep only their
+    header (the prompt carries those files whole: no text is sent twice); with ``budget``, the
+    other snippets are kept best first (the failure's context first) while they fit."""
+    room = budget if budget is not None else None
+
+    def keep(snippets: list[Snippet]) -> list[Snippet]:
+        nonlocal room
+        kept = []
+        for snippet in snippets:
+            if snippet.path in shown_whole:
+                kept.append(snippet)  # a header only
+                continue
+            if room is not None:
+                cost = count(snippet.text) + 20
+                if cost > room:
+                    continue
+                room -= cost
+            kept.append(snippet)
+        return kept
+
+    failure = keep(enriched.snippets) if enriched is not None else []
+    found = keep(retrieval.snippets) if retrieval is not None else []
     parts = []
-    if retrieval is not None and retrieval.snippets:
-        parts.append("## Retrieved context\n\n" + render_snippets(retrieval.snippets))
-    if enriched is not None and enriched.snippets:
-        parts.append(f"{FAILURE_HEADER}\n\n" + render_snippets(enriched.snippets))
-    return "\n\n".join(parts) or "## Retrieved context\n\n(nothing relevant was found)"
+    if found:
+        parts.append("## Retrieved context\n\n" + render_snippets(found, shown_whole))
+    if failure:
+        parts.append(f"{FAILURE_HEADER}\n\n" + render_snippets(failure, shown_whole))
+    if parts:
+        return "\n\n".join(parts)
+    return "## Retrieved context\n\n(nothing relevant was found)"
 
 
 def render_failure(failure: FailureContext | None) -> str:
@@ -60,8 +104,11 @@ def render_failure(failure: FailureContext | None) -> str:
     return "\n".join(parts)
 
 
-def editable_files(ctx: AgentContext, limit_tokens: int) -> dict[str, str]:
-    """Whole text of the files the context points at, best first, within ``limit_tokens``."""
+def editable_files(
+    ctx: AgentContext, limit_tokens: int, count: TokenCounter = estimate_tokens
+) -> dict[str, str]:
+    """Whole text of the files the context points at, best first, within ``limit_tokens``
+    (counted with ``count``: the model's own tokenizer when it has one)."""
     paths: list[str] = []
     for context in (ctx.enriched, ctx.retrieval):
         if context is not None:
@@ -73,7 +120,7 @@ def editable_files(ctx: AgentContext, limit_tokens: int) -> dict[str, str]:
         text = ctx.view.read_for_model(path)
         if text is None or text.count("\n") > MAX_WHOLE_FILE_LINES:
             continue
-        cost = len(text) // 4 + 1
+        cost = count(text) + 10
         if used + cost > limit_tokens:
             continue
         chosen[path] = text

@@ -202,3 +202,8 @@ class Navigation:
 
     def is_indexed(self, path: str) -> bool:
         return path in self._index.records
+
+    def indexed_files(self) -> list[tuple[str, str, str | None]]:
+        """(path, content hash, language) of every indexed file: the index's view of the
+        workspace state (a snapshot; the index may change right after)."""
+        return [(r.path, r.content_hash, r.language) for r in list(self._index.records.values())]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from agentic_lsp.index.documents import content_hash
 from agentic_lsp.index.parsing.languages import CODE_LANGUAGES, language_for_path
 from agentic_lsp.index.parsing.parser import parse_file
+from agentic_lsp.llm.token_count import estimate_tokens
 from agentic_lsp.workflows.sources import matches_any
 from agentic_lsp.workflows.state import Grounding, Origin, Snippet
 
@@ -29,11 +30,6 @@ FOCUS_BOOST = 1.3
 MAX_SNIPPET_LINES = 200
 MIN_TRUNCATED_TOKENS = 150
 _SPACE = re.compile(r"\s+")
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters per token: the usual rule for code with BPE tokenizers."""
-    return len(text) // 4 + 1
 
 
 @dataclass

@@ -47,6 +47,7 @@ class OrchestratorDecision:
     error: str = ""
     model_calls: int = 0
     ignored: dict[str, str] = field(default_factory=dict)
+    cached: bool = False
 
     def as_event(self) -> dict[str, Any]:
         return {
@@ -56,6 +57,7 @@ class OrchestratorDecision:
                 sid: {"planned": c.include, "why": c.why} for sid, c in self.choices.items()
             },
             "fallback": self.fallback,
+            "cached": self.cached,
             "error": self.error,
             "ignored": self.ignored,
         }
@@ -91,7 +93,11 @@ def _describe(workflow: WorkflowSpec, with_stages: bool) -> str:
 
 
 def build_messages(
-    task: str, candidates: Sequence[WorkflowSpec], named: str | None, feedback: str | None
+    task: str,
+    candidates: Sequence[WorkflowSpec],
+    named: str | None,
+    feedback: str | None,
+    facts: str = "",
 ) -> list[SystemMessage | HumanMessage]:
     if named:
         intro = f"The user chose the workflow {named!r}. Decide its optional stages."
@@ -99,6 +105,8 @@ def build_messages(
         intro = "Choose one workflow for the task and decide the optional stages of that workflow."
     catalog = "\n".join(_describe(w, True) for w in candidates)
     parts = [intro, f"Task: {task.strip()}"]
+    if facts:
+        parts.append(facts)
     if feedback:
         parts.append(f"User feedback on the previous attempt: {feedback.strip()}")
     parts += [
@@ -132,6 +140,7 @@ async def decide(
     named: str | None = None,
     feedback: str | None = None,
     retries: int = 2,
+    facts: str = "",
 ) -> OrchestratorDecision:
     """Ask the model (when there is something to decide) and return the recorded decision."""
     if named is not None:
@@ -144,7 +153,7 @@ async def decide(
     else:
         candidates = list(workflows.values())
     schema = _reply_schema([w.name for w in candidates])
-    messages = build_messages(task, candidates, named, feedback)
+    messages = build_messages(task, candidates, named, feedback, facts)
     messages[-1] = HumanMessage(f"{messages[-1].content}\n{schema_instructions(schema)}")
     try:
         result = await invoke_structured(model, messages, schema, retries=retries)

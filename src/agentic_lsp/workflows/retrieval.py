@@ -51,6 +51,7 @@ _STOP = frozenset((
 ))
 # fmt: on
 MAX_TASK_QUERY_CHARS = 300
+MAX_WHOLE_TASK_CHARS = 20_000  # what the search tools accept as one task
 
 
 def _task_line(stage: PlannedStage) -> str:
@@ -77,8 +78,13 @@ def task_queries(task: str, limit: int) -> list[str]:
 
 class RetrievalAgent:
     def __init__(
-        self, index: IndexPorts, workflow: WorkflowSpec, model: BaseChatModel | None
+        self,
+        index: IndexPorts,
+        workflow: WorkflowSpec,
+        model: BaseChatModel | None,
+        task: str = "",
     ) -> None:
+        self.task = task
         self.searcher = index.searcher
         self.navigation = index.navigation
         self.workflow = workflow
@@ -88,11 +94,18 @@ class RetrievalAgent:
     def _view(self) -> WorkspaceView:
         return WorkspaceView(self.navigation.readable)
 
+    def _task_query(self, stage: PlannedStage) -> str:
+        """The whole task as one query: the index reads paths, tracebacks and identifiers out of
+        it (a first line alone loses them). Capped like the search tools' task input."""
+        task = self.task or _task_line(stage)
+        return task.strip()[:MAX_WHOLE_TASK_CHARS]
+
     async def _queries(self, stage: PlannedStage) -> tuple[list[str], str, list[str]]:
         limit = self.strategy.max_queries
-        fallback = task_queries(_task_line(stage), limit)
+        whole = self._task_query(stage)
+        fallback = list(dict.fromkeys([whole, *task_queries(_task_line(stage), limit)[1:]]))
         if not self.strategy.llm_queries or self.model is None:
-            return fallback, "task", []
+            return fallback[:limit], "task", []
         hints = []
         if self.strategy.focus:
             hints.append(f"Favour: {', '.join(self.strategy.focus)}.")
@@ -114,7 +127,11 @@ class RetrievalAgent:
             note = f"query generation failed ({exc.message}); used queries from the task text"
             return fallback, "task", [note]
         queries = [" ".join(q.split())[:200] for q in result.value.queries if q.strip()]
-        return list(dict.fromkeys(queries))[:limit] or fallback, "model", []
+        if not queries:
+            return fallback[:limit], "task", []
+        # The model's queries add to the task, never replace it: a small model's guesses alone
+        # lose the names and paths the task spells out.
+        return list(dict.fromkeys([whole, *queries]))[: limit + 1], "model", []
 
     def _allowed(self, path: str, sources: Sequence[str]) -> bool:
         return source_of(path) in sources and not matches_any(path, self.strategy.avoid)

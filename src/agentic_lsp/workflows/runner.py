@@ -23,10 +23,12 @@ from agentic_lsp.changes.patch import file_diff
 from agentic_lsp.errors import AgenticError, ChangesetError
 from agentic_lsp.llm.metering import Meter, ModelCall, metering, scope
 from agentic_lsp.llm.scripted import ScriptedChatModel
+from agentic_lsp.workflows.decision_cache import DecisionCache, decision_key
 from agentic_lsp.workflows.graph import build_graph, mermaid, recursion_limit
 from agentic_lsp.workflows.loader import WorkflowCatalog
-from agentic_lsp.workflows.orchestrator import decide
+from agentic_lsp.workflows.orchestrator import OrchestratorDecision, decide
 from agentic_lsp.workflows.planner import Plan, assemble_plan
+from agentic_lsp.workflows.project_facts import gather_facts
 from agentic_lsp.workflows.recorder import RunRecorder
 from agentic_lsp.workflows.retrieval import RetrievalAgent
 from agentic_lsp.workflows.schema import DONE
@@ -181,14 +183,7 @@ class WorkflowRun:
         )
         if self.check is not None:
             await self.check(["orchestrator"])
-        with scope(stage="orchestrator", role="orchestrator"):
-            decision = await decide(
-                self.models["orchestrator"],
-                req.task,
-                self.catalog.workflows,
-                named=req.workflow,
-                feedback=req.feedback,
-            )
+        decision = await self._decide()
         workflow = self.catalog.get(decision.workflow)
         plan = assemble_plan(
             workflow,
@@ -212,6 +207,43 @@ class WorkflowRun:
         state = await self._walk(plan)
         await self._finish(plan, state)
 
+    def _facts_and_key(self) -> tuple[str, str]:
+        req, ports = self.request, self.ports
+        files = self.index.navigation.indexed_files()
+        facts = gather_facts(ports.root, ports.settings.workflows, (f[2] for f in files))
+        key = decision_key(
+            task=req.task,
+            named=req.workflow,
+            feedback=req.feedback,
+            workflows=self.catalog.workflows,
+            model=self.report.provider,
+            facts=facts.text(),
+            files=files,
+        )
+        return facts.text(), key
+
+    async def _decide(self) -> OrchestratorDecision:
+        """The orchestrator's decision: from the cache when the same task met the same
+        workspace before, else from the model (told the project's facts)."""
+        req = self.request
+        facts, key = await asyncio.to_thread(self._facts_and_key)
+        cache = DecisionCache(self.ports.cache_dir / "decisions")
+        cached = await asyncio.to_thread(cache.get, key, self.catalog.workflows)
+        if cached is not None:
+            return cached
+        with scope(stage="orchestrator", role="orchestrator"):
+            decision = await decide(
+                self.models["orchestrator"],
+                req.task,
+                self.catalog.workflows,
+                named=req.workflow,
+                feedback=req.feedback,
+                facts=facts,
+            )
+        if decision.model_calls:
+            await asyncio.to_thread(cache.put, key, decision)
+        return decision
+
     async def _walk(self, plan: Plan) -> RunState:
         ports = self.ports
         settings = ports.settings.workflows
@@ -222,7 +254,9 @@ class WorkflowRun:
             plan=plan,
             models=self.models,
             recorder=self.recorder,
-            retrieval=RetrievalAgent(self.index, plan.workflow, self.models.get("retrieval")),
+            retrieval=RetrievalAgent(
+                self.index, plan.workflow, self.models.get("retrieval"), task=plan.task
+            ),
             tests=tests,
             max_iterations=settings.max_iterations,
         )
