@@ -215,6 +215,11 @@ def test_review_cycle_in_neovim(tmp_path: Path) -> None:
     assert values["attach"]["mode"] == "native"
     assert values["attach"]["root"] == str(root)
     assert values["search"]["first"].endswith("src/calc.py:4")
+    tokens = values["tokens"]  # the scripted model's usage: whitespace-word counts, never 0
+    assert tokens["usage"]["calls"] >= 1, tokens
+    assert tokens["usage"]["promptTokens"] > 0 and tokens["usage"]["completionTokens"] > 0, tokens
+    counts = r"tokens: \d+ calls? · [\d.]+[kM]? prompt \+ [\d.]+[kM]? completion tokens"
+    assert re.search(counts, tokens["line"]), tokens
 
     repo = pygit2.Repository(str(root))
     commits = list(repo.walk(repo.head.target))

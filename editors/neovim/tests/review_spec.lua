@@ -53,6 +53,7 @@ H.run(function()
     agentic.setup({
       cmd = vim.json.decode(vim.env.AGENTIC_NVIM_SERVER),
       init_options = vim.json.decode(vim.env.AGENTIC_NVIM_OPTIONS),
+      notify = { model_calls = true },
     })
     H.truthy(vim.lsp.is_enabled('agentic_lsp'), 'setup did not enable the native config')
     vim.cmd.edit(shapes_path)
@@ -70,6 +71,27 @@ H.run(function()
       local state = events.index[root] or events.index[vim.uv.fs_realpath(root)]
       return state and state.last and state.state == 'ready'
     end)
+  end)
+
+  H.step('token counts read short', function()
+    local events = require('agentic.events')
+    H.eq(
+      vim.tbl_map(events.format_tokens, { 0, 512, 999, 1000, 4210, 12345, 999999, 1500000 }),
+      { '0', '512', '999', '1k', '4.2k', '12k', '1M', '1.5M' },
+      'format_tokens'
+    )
+    H.eq(
+      events.usage_text({ calls = 3, promptTokens = 4210, completionTokens = 512 }),
+      '3 calls · 4.2k prompt + 512 completion tokens',
+      'usage_text'
+    )
+    local none = { calls = 0, promptTokens = 0, completionTokens = 0 }
+    H.eq(events.usage_text(none), 'no model calls', 'usage_text of none')
+    local usage = { calls = 2, promptTokens = 4210, completionTokens = 512 }
+    local run = { id = 'r-fake', status = 'running', stage = 'fix', usage = usage }
+    events.runs[run.id] = run
+    H.eq(events.statusline(), 'agentic: fix · 4.2k+512 tok', 'statusline while a run is going')
+    events.runs[run.id] = nil
   end)
 
   H.step('command completion', function()
@@ -96,6 +118,25 @@ H.run(function()
     H.values.first_changeset = run.changeset_id
     H.truthy(H.note('changeset ' .. run.changeset_id .. ' ready'), 'no "changeset ready" notification')
     H.truthy(H.note('run ' .. run.id .. ' succeeded'), 'no "run succeeded" notification')
+    -- the scripted model reports whitespace-word counts as its usage: every call is metered
+    local usage = run.usage
+    local metered = usage.calls > 0 and usage.promptTokens > 0 and usage.completionTokens > 0
+    H.truthy(metered, 'run usage ' .. vim.inspect(usage))
+    local tokens = require('agentic.events').usage_text(usage)
+    local shape = '^%d+ calls? · [%d.]+[kM]? prompt %+ [%d.]+[kM]? completion tokens$'
+    H.truthy(tokens:match(shape), 'tokens text ' .. tokens)
+    local finished = H.note('run ' .. run.id .. ' succeeded')
+    H.contains(finished.message, 'tokens: ' .. tokens, 'tokens line of the run_finished notification')
+    local call = H.note('agentic: ' .. run.id .. ' — code · 1 call · ')
+    H.truthy(call, 'no notification of the first model call')
+    local nonzero = ' · 1 call · [1-9][%d.]*[kM]? prompt %+ [1-9][%d.]*[kM]? completion tokens$'
+    H.truthy(call.message:match(nonzero), call.message)
+    local staged = 0
+    for _, u in pairs(run.stage_usage) do
+      staged = staged + u.calls
+    end
+    H.truthy(staged > 0 and staged <= usage.calls, 'stage usage ' .. vim.inspect(run.stage_usage))
+    H.values.tokens = { line = finished.message, first_call = call.message, usage = usage }
     H.wait('$/progress begin and end of the run', function()
       local began, ended = false, false
       for _, p in ipairs(H.progress) do
@@ -257,7 +298,8 @@ H.run(function()
     H.contains(note.message, ': ready, ', 'status index state')
     H.contains(
       note.message,
-      'run ' .. refined.id .. ': succeeded (nvim_edit) → changeset ' .. refined.changeset_id,
+      'run ' .. refined.id .. ': succeeded (nvim_edit) → changeset ' .. refined.changeset_id .. ' · '
+        .. require('agentic.events').usage_text(refined.usage),
       'status runs'
     )
   end)

@@ -18,7 +18,14 @@ import {
   type WorkflowInfo,
 } from './logic/protocol';
 import { searchItems, workflowItems, type PickItem } from './logic/quickPicks';
-import { progressMessage, type RunState, type RunTracker } from './logic/runTracker';
+import {
+  progressMessage,
+  progressStatus,
+  runSummary,
+  usageText,
+  type RunState,
+  type RunTracker,
+} from './logic/runTracker';
 import { formatUserError, toUserError } from './logic/serverErrors';
 import type { ReviewCommands } from './reviewCommands';
 
@@ -118,10 +125,13 @@ export class Commands {
             .command(ServerCommand.cancelRun, { runId })
             .catch((error) => this.runLog.appendLine(formatUserError(error, 'Cancelling the run')));
         });
-        const stop = this.tracker.watch(runId, (_state, event) => {
+        const stop = this.tracker.watch(runId, (state, event) => {
+          const status = progressStatus(state, event);
+          if (status) {
+            progress.report({ message: status });
+          }
           const message = progressMessage(event);
           if (message) {
-            progress.report({ message });
             this.runLog.appendLine(`  ${message}`);
           }
           if (event.kind === 'stage_finished' && typeof event.data.summary === 'string' && event.data.summary) {
@@ -135,15 +145,17 @@ export class Commands {
         }
       },
     );
+    this.runLog.appendLine(`── ${runSummary(final)}`);
     void this.announce(final);
     return final;
   }
 
   private async announce(state: RunState): Promise<void> {
     const scripted = state.scripted ? ' [scripted test model]' : '';
+    const tokens = ` (${usageText(state.usage)})`;
     if (state.status === 'succeeded' && state.changesetId) {
       const choice = await vscode.window.showInformationMessage(
-        `Run succeeded${scripted}: changeset ${state.changesetId} is ready for review.`,
+        `Run succeeded${scripted}${tokens}: changeset ${state.changesetId} is ready for review.`,
         'Review',
         'Accept',
         'Show Graph',
@@ -157,7 +169,7 @@ export class Commands {
       }
     } else if (state.status === 'succeeded') {
       const choice = await vscode.window.showInformationMessage(
-        `Run succeeded${scripted} (no changes proposed).`,
+        `Run succeeded${scripted} (no changes proposed)${tokens}.`,
         'Show Log',
       );
       if (choice === 'Show Log') {
@@ -167,7 +179,7 @@ export class Commands {
       void vscode.window.showInformationMessage('The run was cancelled; nothing was changed.');
     } else {
       const choice = await vscode.window.showErrorMessage(
-        `Run ${state.status}: ${state.error || 'see the run log'}`,
+        `Run ${state.status}${tokens}: ${state.error || 'see the run log'}`,
         'Show Log',
         'Show Graph',
       );
@@ -276,7 +288,7 @@ export class Commands {
     type Target = { runId?: string; workflow?: string };
     const runs = this.tracker.all().map<PickItem<Target>>((run) => ({
       label: `$(${run.status === 'running' ? 'sync~spin' : 'history'}) ${run.task || run.runId}`,
-      description: `run ${run.runId} · ${run.currentStage ? `running ${run.currentStage}` : run.status}`,
+      description: `run ${run.runId} · ${run.currentStage ? `running ${run.currentStage}` : run.status} · ${usageText(run.usage)}`,
       value: { runId: run.runId },
     }));
     let workflows: WorkflowInfo[] = [];

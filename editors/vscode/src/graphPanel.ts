@@ -2,8 +2,7 @@
 
 import * as vscode from 'vscode';
 import type { RunState, RunTracker } from './logic/runTracker';
-import { graphHtml } from './logic/graphPage';
-import { marksFromStages } from './logic/workflowGraph';
+import { graphHtml, runPage } from './logic/graphPage';
 
 type Shown = { kind: 'run'; runId: string } | { kind: 'workflow'; name: string };
 
@@ -65,16 +64,8 @@ export class GraphPanel implements vscode.Disposable {
   private renderRun(state: RunState): void {
     const mermaid = state.mermaid ?? this.mermaid;
     const panel = this.ensurePanel();
-    const what = state.workflow ? `${state.workflow}` : 'workflow';
-    panel.title = `Run: ${what}`;
-    const now = state.currentStage ? `running ${state.currentStage}` : state.status;
-    panel.webview.html = graphHtml({
-      title: `${what} — ${state.task || state.runId}`,
-      subtitle: `run ${state.runId}: ${now}${state.changesetId ? `, changeset ${state.changesetId}` : ''}`,
-      mermaid,
-      marks: marksFromStages(state.currentStage, state.finished),
-      cspSource: panel.webview.cspSource,
-    });
+    panel.title = `Run: ${state.workflow ?? 'workflow'}`;
+    panel.webview.html = graphHtml({ ...runPage(state), mermaid, cspSource: panel.webview.cspSource });
   }
 
   dispose(): void {

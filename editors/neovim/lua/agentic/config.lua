@@ -25,7 +25,8 @@ M.defaults = {
   capabilities = nil,
   notify = {
     level = vim.log.levels.INFO, -- events below this level are not shown
-    stages = false, -- also notify each workflow stage start/finish
+    stages = false, -- also notify each workflow stage start/finish (with the tokens so far)
+    model_calls = false, -- also notify each model call with the run's tokens so far
     progress = false, -- also echo every $/progress report (for setups without fidget.nvim)
   },
   --- After an accept, write buffers the accept changed that had no unsaved work before it.

@@ -8,7 +8,9 @@ local M = {}
 
 local HISTORY = 300
 
----@type table<string, table> runId -> {id, task, workflow, status, stage, changeset_id, error, root}
+---@type table<string, table> runId -> {id, task, workflow, status, stage, changeset_id, error, root,
+--- usage = {calls, promptTokens, completionTokens} (the run's so far; final after run_finished),
+--- stage_usage = {[stage] = usage} (all finished attempts of each stage)}
 M.runs = {}
 ---@type table<string, table> root -> last index_state data (+ `last` summary from index_done)
 M.index = {}
@@ -26,12 +28,64 @@ function M.notify(message, level)
   vim.notify(message, level, { title = 'agentic' })
 end
 
+--- 512 -> '512', 4210 -> '4.2k', 12345 -> '12k', 1500000 -> '1.5M'.
+function M.format_tokens(n)
+  n = tonumber(n) or 0
+  local function short(value, unit)
+    if value < 10 then
+      return (('%.1f'):format(value):gsub('%.0$', '')) .. unit
+    end
+    return ('%d'):format(math.floor(value + 0.5)) .. unit
+  end
+  if n >= 999500 then
+    return short(n / 1e6, 'M')
+  elseif n >= 1000 then
+    return short(n / 1000, 'k')
+  end
+  return ('%d'):format(n)
+end
+
+--- A wire usage table ({calls, promptTokens, completionTokens}) with numbers, or nil.
+local function usage_of(value)
+  if type(value) ~= 'table' then
+    return nil
+  end
+  local function count(v)
+    return math.max(0, math.floor(tonumber(v) or 0))
+  end
+  return {
+    calls = count(value.calls),
+    promptTokens = count(value.promptTokens),
+    completionTokens = count(value.completionTokens),
+  }
+end
+
+--- '3 calls · 4.2k prompt + 512 completion tokens' ('no model calls' when there were none).
+function M.usage_text(usage)
+  if type(usage) ~= 'table' or (usage.calls or 0) == 0 then
+    return 'no model calls'
+  end
+  return ('%d call%s · %s prompt + %s completion tokens'):format(
+    usage.calls,
+    usage.calls == 1 and '' or 's',
+    M.format_tokens(usage.promptTokens),
+    M.format_tokens(usage.completionTokens)
+  )
+end
+
 local function run_of(event)
   local id = event.runId
   if not id or id == vim.NIL then
     return nil
   end
-  M.runs[id] = M.runs[id] or { id = id, status = 'running', root = event.root }
+  M.runs[id] = M.runs[id]
+    or {
+      id = id,
+      status = 'running',
+      root = event.root,
+      usage = { calls = 0, promptTokens = 0, completionTokens = 0 },
+      stage_usage = {},
+    }
   return M.runs[id]
 end
 
@@ -56,11 +110,37 @@ function on.stage_started(_, data, run)
   end
 end
 
+function on.model_call(_, data, run)
+  local call = usage_of({ calls = 1, promptTokens = data.promptTokens, completionTokens = data.completionTokens })
+  local total = usage_of(data.total)
+  if not total then -- a server without totals: add the call up here
+    total = vim.deepcopy(run.usage)
+    for key, n in pairs(call) do
+      total[key] = total[key] + n
+    end
+  end
+  run.usage = total
+  if config.options.notify.model_calls then
+    local none = data.counted == 'none' and ' (not counted by the provider)' or ''
+    local stage = type(data.stage) == 'string' and data.stage ~= '' and data.stage or run.stage or 'run'
+    M.notify(('agentic: %s — %s · %s%s'):format(run.id, stage, M.usage_text(total), none))
+  end
+end
+
 function on.stage_finished(_, data, run)
+  local usage = usage_of(data.usage)
+  if usage and data.stage then
+    local sum = run.stage_usage[data.stage] or { calls = 0, promptTokens = 0, completionTokens = 0 }
+    for key, n in pairs(usage) do
+      sum[key] = sum[key] + n
+    end
+    run.stage_usage[data.stage] = sum
+  end
+  local tokens = ' [' .. M.usage_text(run.usage) .. ' so far]'
   if not data.ok then
-    M.notify(('agentic: stage %s failed: %s'):format(data.stage, data.summary or ''), vim.log.levels.WARN)
+    M.notify(('agentic: stage %s failed: %s%s'):format(data.stage, data.summary or '', tokens), vim.log.levels.WARN)
   elseif config.options.notify.stages then
-    M.notify(('agentic: %s — %s'):format(run.id, data.summary or data.stage))
+    M.notify(('agentic: %s — %s%s'):format(run.id, data.summary or data.stage, tokens))
   end
 end
 
@@ -76,6 +156,7 @@ end
 
 function on.run_finished(_, data, run)
   run.status, run.stage = data.status, nil
+  run.usage = usage_of(data.usage) or run.usage
   if data.error and data.error ~= vim.NIL and data.error ~= '' then
     run.error = data.error
   end
@@ -91,7 +172,7 @@ function on.run_finished(_, data, run)
   elseif data.summary and data.summary ~= vim.NIL then
     text = text .. ' — ' .. data.summary
   end
-  M.notify(text, level)
+  M.notify(text .. '\n' .. 'agentic: tokens: ' .. M.usage_text(run.usage), level)
 end
 
 function on.log(_, data)
@@ -149,11 +230,17 @@ function M.active_runs()
   return found
 end
 
---- A short status for statuslines: a running run's stage, indexing progress, or ''.
+--- A short status for statuslines: a running run's stage and tokens so far, indexing progress,
+--- or ''.
 function M.statusline()
   local running = M.active_runs()
   if running[1] then
-    return ('agentic: %s'):format(running[1].stage or 'running')
+    local usage = running[1].usage or {}
+    local tokens = ''
+    if (usage.calls or 0) > 0 then
+      tokens = (' · %s+%s tok'):format(M.format_tokens(usage.promptTokens), M.format_tokens(usage.completionTokens))
+    end
+    return ('agentic: %s%s'):format(running[1].stage or 'running', tokens)
   end
   for _, state in pairs(M.index) do
     if state.state and state.state ~= 'ready' then

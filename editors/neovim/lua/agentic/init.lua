@@ -237,12 +237,13 @@ function M.status(done)
       local workflow = run.workflow ~= vim.NIL and run.workflow or nil
       table.insert(
         lines,
-        ('run %s: %s%s%s%s'):format(
+        ('run %s: %s%s%s%s · %s'):format(
           run.id,
           run.status,
           workflow and (' (' .. workflow .. ')') or '',
           run.stage and (' at ' .. run.stage) or '',
-          run.changeset_id and (' → changeset ' .. run.changeset_id) or ''
+          run.changeset_id and (' → changeset ' .. run.changeset_id) or '',
+          events.usage_text(run.usage)
         )
       )
     end

@@ -1,7 +1,8 @@
 /** The workflow graph webview's page: the SVG of {@link renderSvg}, a legend and the mermaid
  * source, themed with VS Code's colours; a strict CSP and no script. */
 
-import { escapeXml, parseMermaid, renderSvg, type GraphMarks } from './workflowGraph';
+import { stageUsage, usageShort, usageText, type RunState } from './runTracker';
+import { escapeXml, marksFromStages, parseMermaid, renderSvg, type GraphMarks } from './workflowGraph';
 
 export interface GraphPage {
   title: string;
@@ -9,6 +10,22 @@ export interface GraphPage {
   mermaid: string;
   marks: GraphMarks;
   cspSource: string;
+}
+
+/** A run's page, less its mermaid and CSP: stages coloured by verdict, each with its tokens. */
+export function runPage(state: RunState): Pick<GraphPage, 'title' | 'subtitle' | 'marks'> {
+  const what = state.workflow ? `${state.workflow}` : 'workflow';
+  const now = state.currentStage ? `running ${state.currentStage}` : state.status;
+  const changeset = state.changesetId ? `, changeset ${state.changesetId}` : '';
+  const notes = new Map<string, string>();
+  for (const [stage, usage] of stageUsage(state)) {
+    notes.set(stage, usageShort(usage));
+  }
+  return {
+    title: `${what} — ${state.task || state.runId}`,
+    subtitle: `run ${state.runId}: ${now}${changeset} · ${usageText(state.usage)}`,
+    marks: { ...marksFromStages(state.currentStage, state.finished), notes },
+  };
 }
 
 /** The whole webview page: the SVG, a legend, and the mermaid source (no script). */
@@ -36,6 +53,7 @@ export function graphHtml(page: GraphPage): string {
   .node.failed rect { fill: var(--vscode-testing-iconFailed, #c72e0f); fill-opacity: 0.25; stroke: var(--vscode-testing-iconFailed, #c72e0f); }
   .node.current rect { fill: var(--vscode-focusBorder, #007fd4); fill-opacity: 0.35; stroke: var(--vscode-focusBorder, #007fd4); stroke-width: 3; }
   .node.current text { font-weight: bold; }
+  .node text.note { font-size: 11px; font-weight: normal; opacity: 0.85; }
   .edge { fill: none; stroke: var(--vscode-editorLineNumber-foreground, #888); stroke-width: 1.3; }
   .edge.dotted { stroke-dasharray: 4 3; }
   .arrowhead { fill: var(--vscode-editorLineNumber-foreground, #888); }

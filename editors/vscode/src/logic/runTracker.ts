@@ -8,6 +8,13 @@
 
 import type { AgenticEvent } from './protocol';
 
+/** Model calls and the provider's token counts (0 when the provider reported none). */
+export interface TokenUsage {
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'aborted' | 'cancelled';
 
 export interface RunState {
@@ -18,8 +25,12 @@ export interface RunState {
   status: RunStatus;
   /** The stage running now (null between stages and after the run). */
   currentStage: string | null;
-  /** Stages finished so far, in order, with their verdict. */
-  finished: { stage: string; ok: boolean; summary: string }[];
+  /** Stages finished so far, in order, with their verdict and that attempt's model usage. */
+  finished: { stage: string; ok: boolean; summary: string; usage: TokenUsage }[];
+  /** The run's model usage so far (`model_call` totals; the final count from `run_finished`). */
+  usage: TokenUsage;
+  /** The running stage's model usage so far (from its `model_call`s; reset when a stage starts). */
+  currentUsage: TokenUsage;
   changesetId: string | null;
   error: string;
   mermaid: string | null;
@@ -37,6 +48,7 @@ const RUN_KINDS = new Set([
   'plan',
   'stage_started',
   'stage_finished',
+  'model_call',
   'routing',
   'retrieval',
   'changeset_ready',
@@ -48,6 +60,71 @@ function str(value: unknown): string {
   return typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
 }
 
+export function noUsage(): TokenUsage {
+  return { calls: 0, promptTokens: 0, completionTokens: 0 };
+}
+
+function count(value: unknown): number {
+  const n = typeof value === 'number' ? value : Number(value);
+  return Number.isFinite(n) && n > 0 ? Math.round(n) : 0;
+}
+
+/** A wire `usage` / `total` object as {@link TokenUsage} (null when the event carries none). */
+export function usageOf(value: unknown): TokenUsage | null {
+  if (!value || typeof value !== 'object') {
+    return null;
+  }
+  const u = value as Record<string, unknown>;
+  return { calls: count(u.calls), promptTokens: count(u.promptTokens), completionTokens: count(u.completionTokens) };
+}
+
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return {
+    calls: a.calls + b.calls,
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+  };
+}
+
+/** 512 → "512", 4210 → "4.2k", 12_345 → "12k", 1_500_000 → "1.5M". */
+export function formatTokens(n: number): string {
+  const short = (value: number, unit: string) => `${value < 10 ? (Math.round(value * 10) / 10).toString() : Math.round(value)}${unit}`;
+  if (n >= 999_500) {
+    return short(n / 1_000_000, 'M');
+  }
+  if (n >= 1000) {
+    return short(n / 1000, 'k');
+  }
+  return String(n);
+}
+
+/** "3 calls · 4.2k prompt + 512 completion tokens" ("no model calls" when there were none). */
+export function usageText(usage: TokenUsage): string {
+  if (!usage.calls) {
+    return 'no model calls';
+  }
+  const calls = `${usage.calls} call${usage.calls === 1 ? '' : 's'}`;
+  return `${calls} · ${formatTokens(usage.promptTokens)} prompt + ${formatTokens(usage.completionTokens)} completion tokens`;
+}
+
+/** Short, for the graph's nodes: "2 calls · 1.2k + 300 tok". */
+export function usageShort(usage: TokenUsage): string {
+  const calls = `${usage.calls} call${usage.calls === 1 ? '' : 's'}`;
+  return `${calls} · ${formatTokens(usage.promptTokens)} + ${formatTokens(usage.completionTokens)} tok`;
+}
+
+/** Each stage's model usage over all its attempts, the running stage's calls so far included. */
+export function stageUsage(state: RunState): Map<string, TokenUsage> {
+  const byStage = new Map<string, TokenUsage>();
+  for (const f of state.finished) {
+    byStage.set(f.stage, addUsage(byStage.get(f.stage) ?? noUsage(), f.usage));
+  }
+  if (state.currentStage && state.currentUsage.calls) {
+    byStage.set(state.currentStage, addUsage(byStage.get(state.currentStage) ?? noUsage(), state.currentUsage));
+  }
+  return byStage;
+}
+
 export function newRun(runId: string, root: string | null = null): RunState {
   return {
     runId,
@@ -57,6 +134,8 @@ export function newRun(runId: string, root: string | null = null): RunState {
     status: 'running',
     currentStage: null,
     finished: [],
+    usage: noUsage(),
+    currentUsage: noUsage(),
     changesetId: null,
     error: '',
     mermaid: null,
@@ -89,13 +168,27 @@ export function applyEvent(state: RunState, event: AgenticEvent): void {
       break;
     case 'stage_started':
       state.currentStage = str(d.stage);
+      state.currentUsage = noUsage();
       break;
-    case 'stage_finished':
-      state.finished.push({ stage: str(d.stage), ok: Boolean(d.ok), summary: str(d.summary) });
-      if (state.currentStage === str(d.stage)) {
-        state.currentStage = null;
+    case 'model_call': {
+      const total = usageOf(d.total);
+      const call = { calls: 1, promptTokens: count(d.promptTokens), completionTokens: count(d.completionTokens) };
+      state.usage = total ?? addUsage(state.usage, call);
+      if (state.currentStage !== null && str(d.stage) === state.currentStage) {
+        state.currentUsage = addUsage(state.currentUsage, call);
       }
       break;
+    }
+    case 'stage_finished': {
+      const stage = str(d.stage);
+      const usage = usageOf(d.usage) ?? (state.currentStage === stage ? state.currentUsage : noUsage());
+      state.finished.push({ stage, ok: Boolean(d.ok), summary: str(d.summary), usage });
+      if (state.currentStage === stage) {
+        state.currentStage = null;
+        state.currentUsage = noUsage();
+      }
+      break;
+    }
     case 'changeset_ready':
       state.changesetId = str(d.changesetId) || state.changesetId;
       break;
@@ -105,6 +198,7 @@ export function applyEvent(state: RunState, event: AgenticEvent): void {
       state.changesetId = d.changesetId ? str(d.changesetId) : state.changesetId;
       state.error = str(d.error);
       state.answer = str(d.answer) || state.answer;
+      state.usage = usageOf(d.usage) ?? state.usage;
       break;
     default:
       break;
@@ -123,17 +217,54 @@ export function progressMessage(event: AgenticEvent): string {
       const of = d.maxAttempts ? ` of ${str(d.maxAttempts)}` : '';
       return `${str(d.stage)} (attempt ${str(d.attempt ?? 1)}${of})`;
     }
-    case 'stage_finished':
-      return `${str(d.stage)}: ${d.ok ? 'ok' : 'failed'}`;
+    case 'stage_finished': {
+      const usage = usageOf(d.usage);
+      return `${str(d.stage)}: ${d.ok ? 'ok' : 'failed'}${usage ? ` (${usageText(usage)})` : ''}`;
+    }
+    case 'model_call': {
+      const none = str(d.counted) === 'none' ? ', not counted by the provider' : '';
+      const took = typeof d.seconds === 'number' ? `, ${d.seconds.toFixed(1)}s` : '';
+      return (
+        `${str(d.stage)} · ${str(d.role)}: ${formatTokens(count(d.promptTokens))} prompt + ` +
+        `${formatTokens(count(d.completionTokens))} completion tokens${took}${none}`
+      );
+    }
     case 'routing':
       return `${str(d.stage)} → ${str(d.to)} (${str(d.reason)})`;
     case 'changeset_ready':
       return `changeset ${str(d.changesetId)} ready for review`;
-    case 'run_finished':
-      return `run ${str(d.status)}${d.error ? `: ${str(d.error)}` : ''}`;
+    case 'run_finished': {
+      const usage = usageOf(d.usage);
+      return `run ${str(d.status)}${d.error ? `: ${str(d.error)}` : ''}${usage ? ` · ${usageText(usage)}` : ''}`;
+    }
     default:
       return '';
   }
+}
+
+/**
+ * The run's progress notification text after `event` (the state already folded it): what
+ * happened, with the run's tokens so far — "fix · 3 calls · 4.2k prompt + 512 completion tokens".
+ * Empty: nothing new to say.
+ */
+export function progressStatus(state: RunState, event: AgenticEvent): string {
+  if (event.kind === 'model_call') {
+    const stage = str(event.data?.stage) || state.currentStage || 'run';
+    return `${stage} · ${usageText(state.usage)}`;
+  }
+  const message = progressMessage(event);
+  if (!message || event.kind === 'run_finished' || !state.usage.calls) {
+    return message;
+  }
+  return `${message} · ${usageText(state.usage)}`;
+}
+
+/** The run's outcome in one line, model usage included (for the run log and the final message). */
+export function runSummary(state: RunState): string {
+  const what = state.status === 'running' ? `running${state.currentStage ? ` ${state.currentStage}` : ''}` : state.status;
+  const error = state.error ? `: ${state.error}` : '';
+  const changeset = state.changesetId ? `, changeset ${state.changesetId}` : '';
+  return `run ${what}${error}${changeset} · ${usageText(state.usage)}`;
 }
 
 export function isFinished(state: RunState): boolean {

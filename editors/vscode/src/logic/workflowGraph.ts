@@ -32,6 +32,8 @@ export interface GraphMarks {
   current?: string | null;
   ok?: Iterable<string>;
   failed?: Iterable<string>;
+  /** A second, smaller line in a node (a stage's model tokens), by node id. */
+  notes?: ReadonlyMap<string, string>;
 }
 
 const NODE_RE = /^([A-Za-z_][\w-]*)(\(\[|\[\[|\(\(|\(|\[|\{)(.*?)(\]\)|\]\]|\)\)|\)|\]|\})(?::::([\w-]+))?;?$/;
@@ -113,6 +115,9 @@ export interface Layout {
 }
 
 const NODE_H = 34;
+/** Node height when some node carries a note (a second line). */
+const NODE_H_NOTE = 50;
+const NOTE_CHAR_W = 6.2;
 const LAYER_GAP = 70;
 const NODE_GAP = 36;
 const MARGIN = 30;
@@ -160,7 +165,9 @@ function backEdges(graph: Graph): Set<GraphEdge> {
   return back;
 }
 
-export function layoutGraph(graph: Graph): Layout {
+/** `notes`: nodes' second lines (they widen their nodes, and make every node taller). */
+export function layoutGraph(graph: Graph, notes: ReadonlyMap<string, string> = new Map()): Layout {
+  const nodeH = [...notes.values()].some(Boolean) ? NODE_H_NOTE : NODE_H;
   const back = backEdges(graph);
   const forward = graph.edges.filter((e) => !back.has(e));
   const layer = new Map<string, number>(graph.nodes.map((n) => [n.id, 0]));
@@ -214,7 +221,8 @@ export function layoutGraph(graph: Graph): Layout {
   for (const row of layers) {
     row?.sort((a, b) => (side.get(a.id) ?? 0) - (side.get(b.id) ?? 0));
   }
-  const widthOf = (n: GraphNode) => Math.max(70, Math.round(n.label.length * CHAR_W + 28));
+  const widthOf = (n: GraphNode) =>
+    Math.max(70, Math.round(n.label.length * CHAR_W + 28), Math.round((notes.get(n.id) ?? '').length * NOTE_CHAR_W + 20));
   const rowWidths = layers.map((row) => (row ?? []).reduce((s, n) => s + widthOf(n), 0) + NODE_GAP * ((row ?? []).length - 1));
   const inner = Math.max(0, ...rowWidths);
   const leftRoom = lanes.left ? 90 + lanes.left * LANE_GAP : 0;
@@ -225,11 +233,11 @@ export function layoutGraph(graph: Graph): Layout {
     let x = MARGIN + leftRoom + (inner - rowWidths[l]) / 2;
     for (const node of row ?? []) {
       const w = widthOf(node);
-      placed.set(node.id, { ...node, layer: l, x, y: MARGIN + l * (NODE_H + LAYER_GAP), width: w, height: NODE_H });
+      placed.set(node.id, { ...node, layer: l, x, y: MARGIN + l * (nodeH + LAYER_GAP), width: w, height: nodeH });
       x += w + NODE_GAP;
     }
   });
-  const height = 2 * MARGIN + layers.length * NODE_H + Math.max(0, layers.length - 1) * LAYER_GAP;
+  const height = 2 * MARGIN + layers.length * nodeH + Math.max(0, layers.length - 1) * LAYER_GAP;
   return {
     nodes: placed,
     edges: routed,
@@ -276,7 +284,8 @@ function round(value: number): number {
 
 /** The graph as a standalone SVG element; `marks` colour the current and finished stages. */
 export function renderSvg(graph: Graph, marks: GraphMarks = {}): string {
-  const layout = layoutGraph(graph);
+  const notes = marks.notes ?? new Map<string, string>();
+  const layout = layoutGraph(graph, notes);
   const parts: string[] = [];
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" class="workflow-graph" width="${layout.width}" ` +
@@ -339,11 +348,15 @@ export function renderSvg(graph: Graph, marks: GraphMarks = {}): string {
     const cls = ['node', terminal ? 'terminal' : '', mark ?? ''].filter(Boolean).join(' ');
     const rx = terminal ? node.height / 2 : 6;
     const label = node.label.replace(/^__(start|end)__$/, '$1');
+    const note = notes.get(node.id);
+    const cx = node.x + node.width / 2;
+    const labelY = note ? node.y + 20 : node.y + node.height / 2 + 4;
     parts.push(
       `<g class="${cls}" data-node="${escapeXml(node.id)}">` +
         `<rect x="${node.x}" y="${node.y}" width="${node.width}" height="${node.height}" rx="${rx}"/>` +
-        `<text x="${node.x + node.width / 2}" y="${node.y + node.height / 2 + 4}" text-anchor="middle">` +
-        `${escapeXml(label)}</text></g>`,
+        `<text x="${cx}" y="${labelY}" text-anchor="middle">${escapeXml(label)}</text>` +
+        (note ? `<text class="note" x="${cx}" y="${node.y + 38}" text-anchor="middle">${escapeXml(note)}</text>` : '') +
+        '</g>',
     );
   }
   parts.push('</svg>');

@@ -29,7 +29,7 @@ import {
   type WorkflowGraphResult,
 } from '../../src/logic/protocol';
 import { workflowItems } from '../../src/logic/quickPicks';
-import { RunTracker } from '../../src/logic/runTracker';
+import { progressStatus, runSummary, RunTracker, stageUsage } from '../../src/logic/runTracker';
 import { resolveLaunch } from '../../src/logic/serverLaunch';
 import { toUserError } from '../../src/logic/serverErrors';
 import { marksFromStages, parseMermaid, renderSvg } from '../../src/logic/workflowGraph';
@@ -120,13 +120,25 @@ test('a run: progress events, its plan graph, a changeset in the review tree', {
   });
   tracker.started(runId, 'Make the greeting friendlier', 'vscode_edit', root);
   const stages: string[] = [];
+  const calls: string[] = [];
   tracker.watch(runId, (state, event) => {
     if (event.kind === 'stage_started') {
       stages.push(state.currentStage ?? '');
     }
+    if (event.kind === 'model_call') {
+      calls.push(progressStatus(state, event));
+    }
   });
   const final = await tracker.finished(runId);
   assert.equal(final.status, 'succeeded', final.error);
+  // the scripted model reports whitespace-word counts as its usage: every call is metered
+  assert.ok(calls.length > 0, 'model_call events reach the client');
+  assert.match(calls[0], /^\w+ · 1 call · \S+ prompt \+ \S+ completion tokens$/);
+  assert.equal(final.usage.calls, calls.length);
+  assert.ok(final.usage.promptTokens > 0 && final.usage.completionTokens > 0, JSON.stringify(final.usage));
+  const perStage = [...stageUsage(final).values()].reduce((sum, u) => sum + u.calls, 0);
+  assert.ok(perStage > 0 && perStage <= final.usage.calls, `${perStage} stage calls of ${final.usage.calls}`);
+  assert.match(runSummary(final), / · \d+ calls? · \S+ prompt \+ \S+ completion tokens$/);
   assert.equal(final.scripted, true, 'a scripted run says so');
   assert.deepEqual(stages, ['code']);
   assert.deepEqual(final.finished.map((f) => [f.stage, f.ok]), [['code', true]]);

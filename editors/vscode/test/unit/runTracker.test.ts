@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AgenticEvent } from '../../src/logic/protocol';
-import { progressMessage, RunTracker } from '../../src/logic/runTracker';
+import { runPage } from '../../src/logic/graphPage';
+import {
+  formatTokens,
+  progressMessage,
+  progressStatus,
+  runSummary,
+  RunTracker,
+  stageUsage,
+  usageText,
+} from '../../src/logic/runTracker';
 
 let ts = 0;
 function ev(kind: string, data: Record<string, unknown> = {}, runId: string | null = 'r1'): AgenticEvent {
@@ -14,14 +23,31 @@ const RUN = [
   ev('orchestrator_decision', { workflow: 'bug_fix', reasoning: 'a bug' }),
   ev('plan', { stages: [], mermaid: 'graph TD;\n a --> b;' }),
   ev('stage_started', { stage: 'reproduce', attempt: 1, maxAttempts: 2 }),
-  ev('stage_finished', { stage: 'reproduce', attempt: 1, ok: false, summary: 'no failing test' }),
+  ev('model_call', {
+    stage: 'reproduce', role: 'tester', promptTokens: 3000, completionTokens: 200, seconds: 1.25, counted: 'provider',
+    total: { calls: 1, promptTokens: 3000, completionTokens: 200 },
+  }),
+  ev('stage_finished', {
+    stage: 'reproduce', attempt: 1, ok: false, summary: 'no failing test',
+    usage: { calls: 1, promptTokens: 3000, completionTokens: 200 },
+  }),
   ev('routing', { stage: 'reproduce', to: 'fix', reason: 'failure' }),
   ev('stage_started', { stage: 'fix', attempt: 1, maxAttempts: 2 }),
+  ev('model_call', {
+    stage: 'fix', role: 'coder', promptTokens: 1200, completionTokens: 312, seconds: 2, counted: 'provider',
+    total: { calls: 2, promptTokens: 4200, completionTokens: 512 },
+  }),
 ];
 const END = [
-  ev('stage_finished', { stage: 'fix', attempt: 1, ok: true, summary: 'edited' }),
+  ev('model_call', {
+    stage: 'fix', role: 'reviewer', promptTokens: 0, completionTokens: 0, seconds: 0.5, counted: 'none',
+    total: { calls: 3, promptTokens: 4200, completionTokens: 512 },
+  }),
+  ev('stage_finished', { stage: 'fix', attempt: 1, ok: true, summary: 'edited', usage: { calls: 2, promptTokens: 1200, completionTokens: 312 } }),
   ev('changeset_ready', { changesetId: 'cs1', files: ['a.py'] }),
-  ev('run_finished', { status: 'succeeded', changesetId: 'cs1', error: '' }),
+  ev('run_finished', {
+    status: 'succeeded', changesetId: 'cs1', error: '', usage: { calls: 3, promptTokens: 4200, completionTokens: 512 },
+  }),
 ];
 
 test('events that arrive before anyone watches the run are replayed, in order', async () => {
@@ -36,7 +62,11 @@ test('events that arrive before anyone watches the run are replayed, in order', 
   assert.equal(state.workflow, 'bug_fix');
   assert.equal(state.scripted, true);
   assert.equal(state.mermaid, 'graph TD;\n a --> b;');
-  assert.deepEqual(state.finished, [{ stage: 'reproduce', ok: false, summary: 'no failing test' }]);
+  assert.deepEqual(state.finished, [
+    { stage: 'reproduce', ok: false, summary: 'no failing test', usage: { calls: 1, promptTokens: 3000, completionTokens: 200 } },
+  ]);
+  assert.deepEqual(state.usage, { calls: 2, promptTokens: 4200, completionTokens: 512 });
+  assert.deepEqual(state.currentUsage, { calls: 1, promptTokens: 1200, completionTokens: 312 });
   assert.equal(seen.length, RUN.length);
   const done = tracker.finished('r1');
   END.forEach((e) => tracker.handle(e));
@@ -85,4 +115,54 @@ test('progress messages read like the CLI', () => {
   assert.equal(progressMessage(ev('changeset_ready', { changesetId: 'c1' })), 'changeset c1 ready for review');
   assert.equal(progressMessage(ev('run_finished', { status: 'failed', error: 'boom' })), 'run failed: boom');
   assert.equal(progressMessage(ev('retrieval', {})), '');
+});
+
+test('model usage: the total so far from model_call, per stage from stage_finished, final from run_finished', () => {
+  const tracker = new RunTracker();
+  const seen: string[] = [];
+  tracker.watch('r1', (state, event) => seen.push(progressStatus(state, event)));
+  RUN.forEach((e) => tracker.handle(e));
+  const state = tracker.get('r1')!;
+  // the running stage's calls so far count for it before its stage_finished
+  assert.deepEqual(Object.fromEntries(stageUsage(state)), {
+    reproduce: { calls: 1, promptTokens: 3000, completionTokens: 200 },
+    fix: { calls: 1, promptTokens: 1200, completionTokens: 312 },
+  });
+  assert.equal(seen.at(-1), 'fix · 2 calls · 4.2k prompt + 512 completion tokens');
+  assert.equal(seen[seen.indexOf('reproduce · 1 call · 3k prompt + 200 completion tokens') + 1],
+    'reproduce: failed (1 call · 3k prompt + 200 completion tokens) · 1 call · 3k prompt + 200 completion tokens');
+  assert.equal(seen[0], 'started (scripted (test double, not a real model))', 'nothing to add before a model call');
+  END.forEach((e) => tracker.handle(e));
+  assert.deepEqual(state.usage, { calls: 3, promptTokens: 4200, completionTokens: 512 });
+  assert.deepEqual(stageUsage(state).get('fix'), { calls: 2, promptTokens: 1200, completionTokens: 312 });
+  assert.equal(seen.at(-1), 'run succeeded · 3 calls · 4.2k prompt + 512 completion tokens');
+  assert.equal(runSummary(state), 'run succeeded, changeset cs1 · 3 calls · 4.2k prompt + 512 completion tokens');
+  const page = runPage(state);
+  assert.equal(page.subtitle, 'run r1: succeeded, changeset cs1 · 3 calls · 4.2k prompt + 512 completion tokens');
+  assert.deepEqual(Object.fromEntries(page.marks.notes!), {
+    reproduce: '1 call · 3k + 200 tok',
+    fix: '2 calls · 1.2k + 312 tok',
+  });
+});
+
+test('run_finished has the last word on usage; a run with no model calls says so', () => {
+  const tracker = new RunTracker();
+  tracker.handle(ev('model_call', { stage: 'code', role: 'coder', promptTokens: 10, completionTokens: 5, total: { calls: 1, promptTokens: 10, completionTokens: 5 } }, 'r7'));
+  tracker.handle(ev('run_finished', { status: 'failed', error: 'x', usage: { calls: 4, promptTokens: 40, completionTokens: 20 } }, 'r7'));
+  assert.deepEqual(tracker.get('r7')!.usage, { calls: 4, promptTokens: 40, completionTokens: 20 });
+  tracker.handle(ev('run_finished', { status: 'aborted' }, 'r8'));
+  assert.equal(runSummary(tracker.get('r8')!), 'run aborted · no model calls');
+  // an older server without usage: model_call without total still adds up
+  tracker.handle(ev('model_call', { stage: 's', role: 'a', promptTokens: 7, completionTokens: 3 }, 'r9'));
+  tracker.handle(ev('model_call', { stage: 's', role: 'a', promptTokens: 7, completionTokens: 3 }, 'r9'));
+  assert.deepEqual(tracker.get('r9')!.usage, { calls: 2, promptTokens: 14, completionTokens: 6 });
+});
+
+test('token counts read short', () => {
+  assert.deepEqual([0, 512, 999, 1000, 4210, 12_345, 999_999, 1_500_000].map(formatTokens), ['0', '512', '999', '1k', '4.2k', '12k', '1M', '1.5M']);
+  assert.equal(usageText({ calls: 1, promptTokens: 1, completionTokens: 0 }), '1 call · 1 prompt + 0 completion tokens');
+  assert.equal(
+    progressMessage(ev('model_call', { stage: 'fix', role: 'coder', promptTokens: 0, completionTokens: 0, seconds: 0.25, counted: 'none' })),
+    'fix · coder: 0 prompt + 0 completion tokens, 0.3s, not counted by the provider',
+  );
 });

@@ -101,3 +101,16 @@ test('edges that skip a layer run round the left, routes back round the right, a
     assert.ok(left >= 0 && left + width <= layout.width && y > 0 && y < layout.height, `label ${text} at ${x},${y}`);
   }
 });
+
+test("a node's note (its stage's tokens) is a second line, and the node grows to hold it", () => {
+  const graph = parseMermaid(BUG_FIX);
+  const notes = new Map([['fix', '12 calls · 123.4k + 45.6k tok, a long note']]);
+  const plain = layoutGraph(graph);
+  const noted = layoutGraph(graph, notes);
+  assert.ok(noted.nodes.get('fix')!.width > plain.nodes.get('fix')!.width);
+  assert.ok(noted.nodes.get('reproduce')!.height > plain.nodes.get('reproduce')!.height);
+  const svg = renderSvg(graph, { ok: ['fix'], notes });
+  assert.match(svg, /<g class="node ok" data-node="fix">.*<text class="note"[^>]*>12 calls · 123.4k \+ 45.6k tok, a long note<\/text><\/g>/);
+  assert.equal((svg.match(/class="note"/g) ?? []).length, 1);
+  assert.doesNotMatch(renderSvg(graph, {}), /class="note"/);
+});
