@@ -5,6 +5,7 @@ the iteration limit, parallel failure aggregation, hostile model output, cancel 
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import sys
 from collections.abc import Iterator
@@ -340,3 +341,44 @@ async def test_refine_supersedes_and_builds_on_the_previous_proposal(engine: Eng
     assert "round(sum(item.price" in prompt  # the refining run sees the earlier edit
     with pytest.raises(Exception, match="superseded"):
         await service.refine(old_id, "again")
+
+
+async def test_tokens_are_counted_per_call_stage_and_run(engine: Engine) -> None:
+    service, script = scripted(engine, [{"role": "code", "reply": FIX_TOTAL}])
+    report, events = await run(service, "round cart totals to cents", "t_code_retry")
+    assert report.status == "succeeded", report.error
+    calls = [e.data for e in events if e.kind == "model_call"]
+    assert len(calls) == len(script.calls) == report.usage["calls"] == len(report.model_calls)
+    [call] = calls
+    assert (call["stage"], call["role"], call["counted"]) == ("edit", "code", "provider")
+    # The scripted double counts whitespace words: its counts are checkable here.
+    assert call["prompt_tokens"] == sum(len(t.split()) for _, t in script.calls[0].messages)
+    assert call["completion_tokens"] == len(FIX_TOTAL.split())
+    finished = next(e.data for e in events if e.kind == "stage_finished")
+    assert finished["usage"]["prompt_tokens"] == call["prompt_tokens"]
+    assert events[-1].data["usage"]["by_stage"]["edit"]["calls"] == 1
+    assert report.outcomes[0].usage["completion_tokens"] == call["completion_tokens"]
+
+
+async def test_orchestrator_sees_project_facts_and_its_decision_is_cached(engine: Engine) -> None:
+    decision = json.dumps({"workflow": "explain", "reasoning": "a question about the code"})
+    steps = [
+        {"role": "orchestrator", "reply": decision},
+        {"role": "retrieval", "reply": '{"queries": ["total"]}'},
+        {"role": "analysis", "reply": "It sums price times quantity."},
+    ]
+    service, script = scripted(engine, steps)
+    task = "how is the cart total computed? (cache check)"
+    first, _ = await run(service, task)
+    assert first.status == "succeeded" and first.workflow == "explain"
+    prompt = next(c for c in script.calls if c.role == "orchestrator").prompt
+    assert "Project facts:" in prompt and "python (" in prompt
+    assert f"`{TEST_COMMAND}` (configured)" in prompt
+
+    service, script = scripted(engine, steps[1:])  # no orchestrator reply left to give
+    second, events = await run(service, task)
+    assert second.status == "succeeded" and second.workflow == "explain"
+    assert "cached decision" in second.reasoning
+    assert [c.role for c in script.calls] == ["retrieval", "analysis"]
+    assert next(e for e in events if e.kind == "orchestrator_decision").data["cached"] is True
+    assert second.usage["by_stage"].get("orchestrator") is None
