@@ -223,8 +223,18 @@ async def test_parallel_agents_aggregate_failures(
         (".git/hooks/post-checkout\n<<<<<<< NEW FILE\nrm -rf ~\n>>>>>>> NEW FILE\n", ".git"),
         (FIX_TOTAL + ("# padding\n" * 30_000), "over the 200 kB limit"),
         (FIX_TOTAL.replace("), 2)", ", 2"), "syntax error"),
+        # What small models really send: nothing, prose, JSON, half a block, an unknown file.
+        ("", "no usable edit blocks"),
+        ("I would round the total to two decimals.", "no usable edit blocks"),
+        ('{"edits": [{"file": "shop/cart.py"}]}', "no usable edit blocks"),
+        ("shop/cart.py\n<<<<<<< SEARCH\n    return 0.0\n=======\n", "could not be used"),
+        (
+            "shop/cart.py\n<<<<<<< SEARCH\nnot in the file\n=======\nx = 1\n>>>>>>> REPLACE\n",
+            "could not be used",
+        ),
+        ("\x00\x01\ufffd" * 500, "no usable edit blocks"),
     ],
-    ids=["outside", "git", "huge", "syntax"],
+    ids=["outside", "git", "huge", "syntax", "empty", "prose", "json", "cut", "nomatch", "binary"],
 )
 async def test_hostile_model_output_is_a_clear_stage_failure(
     engine: Engine, reply: str, reason: str
