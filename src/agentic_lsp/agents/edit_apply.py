@@ -1,16 +1,19 @@
 """Model replies → validated in-memory edits.
 
-A reply's SEARCH/REPLACE and NEW FILE blocks (``agentic_lsp.llm.edits``) are applied to the
-workspace view, never to disk. All or nothing: a refused path (outside the workspace, inside
+A reply's SEARCH/REPLACE and NEW FILE blocks (``agentic_lsp.llm.edits``), and whole definitions
+given for an existing file (``definition_edits``), are applied to the workspace view, never to
+disk. All or nothing: a refused path (outside the workspace, inside
 ``.git``), a block that does not apply, a file over the size cap, or a syntax error that the
 edit introduced (tree-sitter) makes the whole reply a failure with one reason per problem.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from agentic_lsp.agents.definition_edits import definition_edits
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.parsing.languages import CODE_LANGUAGES, language_for_path
@@ -29,15 +32,49 @@ class EditOutcome:
         return not self.errors
 
 
+def _python_error(text: str) -> str | None:
+    """CPython's own verdict (tree-sitter's grammar accepts some invalid Python, such as a
+    function body at the indentation of its ``def``)."""
+    try:
+        compile(text, "<edit>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}:{exc.offset} {exc.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
+
+
 def _syntax_problems(path: str, before: str | None, after: str) -> list[str]:
     language = language_for_path(path)
     if language is None or language not in CODE_LANGUAGES:
         return []
+    if language == "python" and (before is None or _python_error(before) is None):
+        error = _python_error(after)
+        if error is not None:
+            return [f"{path}: the edit leaves a python syntax error ({error})"]
     found = syntax_errors(language, after)
     if not found or (before is not None and len(syntax_errors(language, before)) >= len(found)):
         return []
     shown = "; ".join(f"line {line}:{col} {message}" for line, col, message in found[:3])
     return [f"{path}: the edit leaves a {language} syntax error ({shown})"]
+
+
+def _expand_definitions(
+    blocks: list[EditBlock], originals: dict[str, str], errors: list[str]
+) -> list[EditBlock]:
+    """A bare fence for an existing file holds whole definitions: turn it into edit blocks."""
+    out: list[EditBlock] = []
+    for block in blocks:
+        original = originals.get(block.path)
+        if not (block.fenced and original is not None):
+            out.append(block)
+            continue
+        converted = definition_edits(block.path, original, block.replace)
+        if isinstance(converted, str):
+            errors.append(converted)
+        else:
+            out += converted
+    return out
 
 
 def apply_reply(
@@ -67,6 +104,7 @@ def apply_reply(
         text = view.read(rel)
         if text is not None:
             originals[rel] = text
+    blocks = _expand_definitions(blocks, originals, outcome.errors)
     applied = apply_edit_blocks(originals, blocks)
     outcome.errors += applied.errors
     for rel, text in applied.new_files.items():

@@ -50,6 +50,7 @@ class EditBlock:
     search: str
     replace: str
     is_new_file: bool = False
+    fenced: bool = False  # a path line and a bare code fence: a new file, or whole definitions
 
 
 @dataclass
@@ -176,7 +177,8 @@ def parse_edit_blocks(reply: str, *, max_blocks: int = MAX_BLOCKS) -> EditParse:
                 i = len(lines)
             else:
                 if path is not None:
-                    result.blocks.append(EditBlock(path, "", _text(lines[i + 1 : end]), True))
+                    content = _text(lines[i + 1 : end])
+                    result.blocks.append(EditBlock(path, "", content, True, fenced=True))
                     last_path = path
                 i = end + 1
         else:
