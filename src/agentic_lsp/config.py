@@ -80,6 +80,14 @@ class LLMSettings(_Section):
     temperature: float = Field(0.1, ge=0, le=2)
     gguf_path: str | None = None
     script_path: str | None = None
+    edit_format: Literal["auto", "search_replace", "definitions"] = Field(
+        "auto",
+        description=(
+            "How models are asked to write code edits: SEARCH/REPLACE blocks, or whole "
+            "definitions (functions, classes). 'auto' picks by provider; replies in either "
+            "format are accepted whatever is asked."
+        ),
+    )
 
 
 class ChangesSettings(_Section):

@@ -63,7 +63,8 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "index.background_function_embeddings": ("repo", ""),
     "index.watch": ("repo", ""),
     "index.debounce_ms": ("repo", ""),
-    # llm: every key picks a host, a provider, a model or a file to load
+    # llm: every key picks a host, a provider, a model or a file to load (but edit_format, which
+    # only words the prompt)
     "llm.provider": ("user", _HOSTS),
     "llm.ollama_host": ("user", _HOSTS),
     "llm.model": ("user", _HOSTS),
@@ -72,6 +73,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "llm.temperature": ("user", "is a model-host setting"),
     "llm.gguf_path": ("user", _MODEL),
     "llm.script_path": ("user", "replaces the model with a script file"),
+    "llm.edit_format": ("repo", ""),
     # changes
     "changes.commit_on_accept": ("user", "decides whether accepting a change makes git commits"),
     # mcp

@@ -127,3 +127,16 @@ def test_what_cannot_be_placed_is_a_clear_error(view: WorkspaceView, reply: str,
 def test_a_fence_for_a_missing_file_is_still_a_new_file(view: WorkspaceView) -> None:
     outcome = apply(view, "pkg/util.py\n```python\ndef f():\n    return 1\n```\n")
     assert outcome.ok and outcome.edits == {"pkg/util.py": "def f():\n    return 1\n"}
+
+
+def test_the_edit_format_asked_for_follows_the_setting_and_provider() -> None:
+    from agentic_lsp.agents.prompting import EDIT_FORMATS
+    from agentic_lsp.config import LLMSettings
+    from agentic_lsp.llm.edit_format import edit_format_for
+
+    assert edit_format_for(LLMSettings(provider="llamacpp")) == "definitions"
+    assert edit_format_for(LLMSettings(provider="ollama")) == "search_replace"
+    chosen = LLMSettings(provider="llamacpp", edit_format="search_replace")
+    assert edit_format_for(chosen) == "search_replace"
+    assert "<<<<<<< SEARCH" in EDIT_FORMATS["search_replace"]
+    assert "whole definition" in EDIT_FORMATS["definitions"]

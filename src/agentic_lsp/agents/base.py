@@ -40,6 +40,7 @@ class AgentContext:
     tests: TestRunner
     token_budget: int
     earlier: str = ""  # what earlier stages of this run produced (analysis, findings)
+    edit_format: str = "search_replace"  # how the model is asked to write edits (llm.edit_format)
     log: Callable[[str], None] = lambda message: None
 
     @property

@@ -10,6 +10,7 @@ from agentic_lsp.agents.base import Agent, AgentContext, AgentResult
 from agentic_lsp.agents.edit_apply import EditOutcome, apply_reply
 from agentic_lsp.agents.prompting import (
     EDIT_FORMAT,
+    EDIT_FORMATS,
     editable_files,
     render_context,
     render_files,
@@ -59,7 +60,7 @@ async def ask_for_edits(ctx: AgentContext, system: str, goal: str) -> str:
         context,
         render_files(files),
         goal,
-        "## Reply format\n" + EDIT_FORMAT,
+        "## Reply format\n" + EDIT_FORMATS.get(ctx.edit_format, EDIT_FORMAT),
     )
     return await converse(ctx.model, [SystemMessage(system), HumanMessage(prompt)], ctx.tools)
 

@@ -26,6 +26,27 @@ the whole content
 >>>>>>> NEW FILE
 Paths are relative to the workspace root. Use several blocks for several changes."""
 
+DEFINITIONS_FORMAT = """Reply with the complete new code of each function, method or class you
+change (a sentence before it is fine). For each one, give the file's path on one line, then a
+code fence holding the whole definition: its decorators, signature and entire body, as it
+should read after the change. Change nothing else in it. Example:
+src/app.py
+```python
+def add(a, b):
+    return a + b
+```
+To add code that is not a whole definition (an import, a constant), use a block:
+src/app.py
+<<<<<<< SEARCH
+exact lines copied from the file
+=======
+the new lines
+>>>>>>> REPLACE
+To create a new file, give its path on one line, then its whole content in a code fence.
+Paths are relative to the workspace root."""
+
+EDIT_FORMATS = {"search_replace": EDIT_FORMAT, "definitions": DEFINITIONS_FORMAT}
+
 
 def _fence(text: str) -> str:
     ticks = "```"

@@ -21,6 +21,7 @@ from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.changes.changeset import Author, Changeset, ProposedEdit
 from agentic_lsp.changes.patch import file_diff
 from agentic_lsp.errors import AgenticError, ChangesetError
+from agentic_lsp.llm.edit_format import edit_format_for
 from agentic_lsp.llm.metering import Meter, ModelCall, metering, scope
 from agentic_lsp.llm.scripted import ScriptedChatModel
 from agentic_lsp.workflows.decision_cache import DecisionCache, decision_key
@@ -259,6 +260,7 @@ class WorkflowRun:
             ),
             tests=tests,
             max_iterations=settings.max_iterations,
+            edit_format=edit_format_for(ports.settings.llm),
         )
         executor = StageExecutor(env)
 

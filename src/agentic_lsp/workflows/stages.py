@@ -62,6 +62,7 @@ class StageEnv:
     retrieval: RetrievalAgent
     tests: TestRunner
     max_iterations: int
+    edit_format: str = "search_replace"
 
 
 def _diff(view: WorkspaceView, edits: Mapping[str, str | None]) -> str:
@@ -215,6 +216,7 @@ class StageExecutor:
                 tools=tools,
                 tests=env.tests,
                 token_budget=stage.token_budget,
+                edit_format=env.edit_format,
                 earlier=earlier,
                 log=_agent_log(env.recorder, f"{stage.id}/{spec.name}", readable.redact_output),
             )
