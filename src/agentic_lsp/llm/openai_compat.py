@@ -118,10 +118,13 @@ class OpenAIChatModel(ChatOpenAI):
             kwargs["response_format"] = openai_response_format(schema, self._json_object)
         return super()._get_request_payload(input_, stop=stop, **kwargs)
 
-    def _schema_rejected(self, exc: Exception, kwargs: dict[str, Any]) -> bool:
-        """Whether to ask again with the ``json_object`` form (once per model)."""
-        rejected = isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError)
-        if rejected and kwargs.get("json_schema") is not None and not self._json_object:
+    def _schema_rejected(self, exc: openai.APIStatusError, kwargs: dict[str, Any]) -> bool:
+        """Whether to ask again with the ``json_object`` form (once per model): the server
+        rejected the request naming ``response_format`` (llama-cpp-python answers HTTP 500)."""
+        if kwargs.get("json_schema") is None or self._json_object:
+            return False
+        text = f"{exc.message} {exc.body}"
+        if exc.status_code in (400, 422, 500) and "response_format" in text:
             self._json_object = True
             log.info("%s rejected response_format json_schema; using json_object", self.describe())
             return True
