@@ -107,9 +107,11 @@ def test_unreachable_server_and_timeout() -> None:
     assert "llm.base_url" in err.value.hint
     with pytest.raises(ProviderError, match="not reachable"):
         list(make_chat_model(settings_for(dead_url())).stream("hi"))
-    with OpenAITestServer(delay_s=2.0) as slow:
-        with pytest.raises(ProviderError, match="did not answer in time") as err:
-            make_chat_model(settings_for(slow.url, timeout_s=0.3)).invoke("hi")
+    with (
+        OpenAITestServer(delay_s=2.0) as slow,
+        pytest.raises(ProviderError, match="did not answer in time") as err,
+    ):
+        make_chat_model(settings_for(slow.url, timeout_s=0.3)).invoke("hi")
     assert "llm.timeout_s" in err.value.hint
 
 
@@ -131,11 +133,10 @@ async def test_check_provider(server: OpenAITestServer) -> None:
     assert "test-model" in err.value.hint
     with pytest.raises(ProviderError, match="not reachable"):
         await check_provider(settings_for(dead_url()))
-    with pytest.raises(ProviderError, match="llm.base_url is not set"):
+    with pytest.raises(ProviderError, match=r"llm\.base_url is not set"):
         await check_provider(LLMSettings(provider="openai"))
-    with OpenAITestServer(api_key="right") as locked:
-        with pytest.raises(ProviderError, match="HTTP 401"):
-            await check_provider(settings_for(locked.url))
+    with OpenAITestServer(api_key="right") as locked, pytest.raises(ProviderError, match="401"):
+        await check_provider(settings_for(locked.url))
 
 
 def test_request_payload_construction() -> None:

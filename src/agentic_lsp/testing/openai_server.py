@@ -102,7 +102,8 @@ class OpenAITestServer:
                     detail = "body.response_format.type: Input should be 'text' or 'json_object'"
                     return self._json(500, {"detail": detail})
                 time.sleep(server.delay_s)
-                prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body["messages"])
+                texts = [str(m.get("content", "")) for m in body["messages"]]
+                prompt_tokens = sum(len(t.split()) for t in texts)
                 words = server.reply.split(" ")
                 usage = {
                     "prompt_tokens": prompt_tokens,
