@@ -132,10 +132,10 @@ def test_stream_returns_the_text_in_pieces(base_url: str) -> None:
 
 
 def test_a_json_schema_constrains_the_reply(base_url: str) -> None:
+    prompt = [("human", "Describe this snippet as JSON: `print('hi')`. Language and line count.")]
     model = make_chat_model(settings_for(base_url)).bind(json_schema=SCHEMA)
-    reply = model.invoke(
-        [("human", "Describe this snippet as JSON: `print('hi')`. Language and line count.")],
-        max_tokens=64,
-    )
-    data = json.loads(str(reply.content))
+    data = json.loads(str(model.invoke(prompt, max_tokens=64).content))
     assert isinstance(data["language"], str) and isinstance(data["lines"], int)
+    streamed = make_chat_model(settings_for(base_url)).bind(json_schema=SCHEMA)
+    text = "".join(str(c.content) for c in streamed.stream(prompt, max_tokens=64))
+    assert json.loads(text).keys() == {"language", "lines"}

@@ -75,8 +75,10 @@ def test_a_server_rejecting_json_schema_is_asked_with_json_object() -> None:
         model = make_chat_model(settings_for(srv.url))
         assert model.bind(json_schema=SCHEMA).invoke("count").content == "{}"
         model.bind(json_schema=SCHEMA).invoke("again")
+        streamed = make_chat_model(settings_for(srv.url)).bind(json_schema=SCHEMA)
+        assert "".join(str(c.content) for c in streamed.stream("count")) == "{}"
     sent = [r[3]["response_format"]["type"] for r in srv.requests if r[0] == "POST"]
-    assert sent == ["json_schema", "json_object", "json_object"]
+    assert sent == ["json_schema", "json_object", "json_object", "json_schema", "json_object"]
 
 
 def test_api_key_comes_from_the_named_environment_variable(

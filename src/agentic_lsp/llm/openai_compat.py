@@ -168,7 +168,12 @@ class OpenAIChatModel(ChatOpenAI):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         with self._translated_errors():
-            yield from super()._stream(messages, stop, run_manager, **kwargs)
+            try:
+                yield from super()._stream(messages, stop, run_manager, **kwargs)
+            except openai.APIStatusError as exc:  # raised by the request, before any chunk
+                if not self._schema_rejected(exc, kwargs):
+                    raise
+                yield from super()._stream(messages, stop, run_manager, **kwargs)
 
     async def _astream(
         self,
@@ -178,8 +183,14 @@ class OpenAIChatModel(ChatOpenAI):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         with self._translated_errors():
-            async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
-                yield chunk
+            try:
+                async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+                    yield chunk
+            except openai.APIStatusError as exc:  # raised by the request, before any chunk
+                if not self._schema_rejected(exc, kwargs):
+                    raise
+                async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+                    yield chunk
 
 
 def _api_message(exc: openai.APIStatusError) -> str:

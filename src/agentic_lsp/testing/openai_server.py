@@ -125,9 +125,10 @@ class OpenAITestServer:
                 for i, word in enumerate(words):
                     text = word if i == 0 else " " + word
                     last = i == len(words) - 1
+                    delta = {"role": "assistant", "content": text} if i == 0 else {"content": text}
                     choice = {
                         "index": 0,
-                        "delta": {"content": text},
+                        "delta": delta,
                         "finish_reason": "stop" if last else None,
                     }
                     self._event({**chunk, "choices": [choice]})
