@@ -72,13 +72,26 @@ class IndexSettings(_Section):
 
 
 class LLMSettings(_Section):
-    provider: Literal["ollama", "llamacpp", "scripted"] = "ollama"
+    provider: Literal["ollama", "llamacpp", "openai", "scripted"] = "ollama"
     ollama_host: str = "http://127.0.0.1:11434"
-    model: str = Field("qwen2.5-coder:7b", description="Default model for every role.")
+    model: str = Field(
+        "qwen2.5-coder:7b",
+        description=(
+            "Default model for every role: an Ollama tag, a local model name for 'llamacpp' "
+            "(`agentic-lsp models list`), or the served model name for 'openai'."
+        ),
+    )
     role_models: dict[str, str] = Field(default_factory=dict)
     timeout_s: float = Field(120.0, gt=0)
     temperature: float = Field(0.1, ge=0, le=2)
-    gguf_path: str | None = None
+    gguf_path: str | None = Field(None, description="A GGUF file for 'llamacpp' (wins over model).")
+    context_tokens: int = Field(8192, ge=512, le=262_144, description="llamacpp context window.")
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint for 'openai', e.g. http://127.0.0.1:8080/v1."
+    )
+    api_key_env: str | None = Field(
+        None, description="Name of the environment variable holding the 'openai' API key."
+    )
     script_path: str | None = None
     edit_format: Literal["auto", "search_replace", "definitions"] = Field(
         "auto",

@@ -72,6 +72,9 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "llm.timeout_s": ("user", "is a model-host setting"),
     "llm.temperature": ("user", "is a model-host setting"),
     "llm.gguf_path": ("user", _MODEL),
+    "llm.context_tokens": ("user", "is a model-host setting"),
+    "llm.base_url": ("user", _HOSTS),
+    "llm.api_key_env": ("user", "chooses which secret is sent to the model host"),
     "llm.script_path": ("user", "replaces the model with a script file"),
     "llm.edit_format": ("repo", ""),
     # changes

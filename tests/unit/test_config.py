@@ -91,7 +91,7 @@ def test_env_error_names_the_variable(tmp_path: Path) -> None:
 
 def test_init_options_error_is_attributed(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="initializationOptions"):
-        load_settings(tmp_path, environ={}, init_options={"llm": {"provider": "openai"}})
+        load_settings(tmp_path, environ={}, init_options={"llm": {"provider": "no-such-provider"}})
 
 
 def test_invalid_toml_names_the_file(tmp_path: Path) -> None:

@@ -69,6 +69,43 @@ def check_ollama(loaded: LoadedSettings) -> Check:
     return Check("ollama", OK, f"{llm.ollama_host} v{probe.version}, model {llm.model} present")
 
 
+def check_local_models(loaded: LoadedSettings) -> Check:
+    """Installed local models (verified), the llama.cpp runtime, the provider and the fallback."""
+    from agentic_lsp.errors import ProviderError
+    from agentic_lsp.llm import local_models as lm
+    from agentic_lsp.llm.providers import fallback_candidate, local_gguf, resolve_provider
+
+    llm = loaded.settings.llm
+    installed = lm.installed_models()
+    models = "; ".join(
+        f"{m.name} at {p} ({p.stat().st_size:,} bytes, sha256 verified)" for m, p in installed
+    )
+    runtime = "llama_cpp importable" if lm.llama_cpp_importable() else "llama_cpp NOT importable"
+    facts = [models or "no local model installed", runtime]
+    provider = f"llm.provider = {llm.provider} ({loaded.source_of('llm', 'provider')})"
+    install_fix = "agentic-lsp models install qwen2.5-coder-1.5b"
+    if llm.provider == "llamacpp":
+        try:
+            path = local_gguf(llm)
+        except ProviderError as exc:
+            return Check("local models", FAIL, "; ".join([*facts, provider, exc.message]), exc.hint)
+        return Check("local models", OK, "; ".join([*facts, provider, f"uses {path}"]))
+    candidate = fallback_candidate(llm)
+    if candidate is None:
+        if llm.provider != "ollama" or "provider" in llm.model_fields_set:
+            why = "llm.provider is set explicitly"
+        else:
+            why = "llama_cpp is missing" if installed else "no local model installed"
+        fallback = f"no local fallback ({why})"
+        fix = install_fix if llm.provider == "ollama" and not installed else ""
+        return Check("local models", OK, "; ".join([*facts, provider, fallback]), fix)
+    resolved = resolve_provider(llm)
+    if resolved.note:
+        return Check("local models", WARN, "; ".join([*facts, provider, resolved.note]))
+    decision = f"Ollama answers; falls back to {candidate[0].name} when it does not"
+    return Check("local models", OK, "; ".join([*facts, provider, decision]))
+
+
 def check_embedder(loaded: LoadedSettings) -> Check:
     from agentic_lsp.health import embedder_health
 
@@ -131,6 +168,7 @@ def run_checks(workspace: Path) -> list[Check]:
     if loaded is not None:
         checks.append(_guarded("workspace trust", lambda: check_trust(workspace, loaded)))
         checks.append(_guarded("ollama", lambda: check_ollama(loaded)))
+        checks.append(_guarded("local models", lambda: check_local_models(loaded)))
         checks.append(_guarded("embeddings", lambda: check_embedder(loaded)))
         checks.append(_guarded("index store", lambda: check_store(workspace, loaded)))
     checks.append(_guarded("grammars", check_grammars))

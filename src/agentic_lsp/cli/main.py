@@ -1,5 +1,5 @@
 """Command-line entry point: ``agentic-lsp serve | mcp | index | search | run | doctor | trust |
-demo``.
+models | demo``.
 
 Heavy modules (torch, qdrant, langgraph) are imported inside the command that needs them, so
 ``--help`` and ``doctor`` start fast. Every :class:`AgenticError` ends as a message plus the fix on
@@ -119,6 +119,20 @@ def build_parser() -> argparse.ArgumentParser:
     trust.add_argument("--revoke", action="store_true", help="stop trusting the workspace")
     trust.set_defaults(handler=_cmd_trust)
 
+    models = sub.add_parser("models", help="install and list local GGUF models (offline LLM)")
+    models_sub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+    models_sub.add_parser("list", help="the local models, their size and whether installed")
+    install = models_sub.add_parser("install", help="download, verify and cache a local model")
+    install.add_argument("name", help="model name (see `agentic-lsp models list`)")
+    install.add_argument(
+        "--no-runtime",
+        action="store_true",
+        help="do not install llama-cpp-python (the in-process runtime) when it is missing",
+    )
+    path = models_sub.add_parser("path", help="print an installed model's GGUF path")
+    path.add_argument("name", help="model name")
+    models.set_defaults(handler=_cmd_models)
+
     demo = sub.add_parser("demo", help="index a real sample codebase and search it, offline")
     demo.add_argument("--path", type=Path, help="codebase to use (default: a bundled library)")
     demo.set_defaults(handler=_cmd_demo)
@@ -165,6 +179,12 @@ def _cmd_trust(args: argparse.Namespace) -> int:
     from agentic_lsp.cli.trust_cmd import trust
 
     return trust(args)
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from agentic_lsp.cli.models_cmd import models
+
+    return models(args)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

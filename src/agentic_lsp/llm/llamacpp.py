@@ -1,14 +1,19 @@
-"""A local GGUF model through ``llama-cpp-python`` (optional: ``pip install llama-cpp-python``).
+"""A local GGUF model through ``llama-cpp-python`` (``agentic-lsp models install NAME`` installs
+both a model and the runtime).
 
 No server and no extra LangChain dependency: :class:`LlamaCppChatModel` wraps
 ``llama_cpp.Llama.create_chat_completion`` in a small chat model. The GGUF file is loaded on first
 use (seconds for a small model) and kept; calls are serialised because a ``Llama`` instance is not
 thread-safe.
+
+``json_schema=`` (e.g. ``model.bind(json_schema=schema)``) constrains one reply to a JSON schema
+through llama.cpp's grammar-based ``response_format``.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +29,36 @@ from pydantic import ConfigDict, PrivateAttr
 from agentic_lsp.errors import ProviderError
 from agentic_lsp.llm.scripted import as_role_text
 
-INSTALL_HINT = "run `pip install llama-cpp-python` and set llm.gguf_path to a local .gguf file"
+INSTALL_HINT = (
+    "run `agentic-lsp models install qwen2.5-coder-1.5b` (the model and llama-cpp-python), or "
+    "`pip install llama-cpp-python` and set llm.gguf_path to a local .gguf file"
+)
+
+
+def physical_cores() -> int:
+    """Physical CPU cores (llama.cpp is slower on hyper-threads); logical cores when unknown."""
+    cores: set[tuple[str, str]] = set()
+    package = core = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "physical id":
+                    package = value.strip()
+                elif key == "core id":
+                    core = value.strip()
+                    cores.add((package, core))
+    except OSError:
+        pass
+    return len(cores) or os.cpu_count() or 1
+
+
+def response_format(json_schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """llama-cpp-python's schema-constrained ``response_format`` for ``json_schema``."""
+    if json_schema is None:
+        return None
+    return {"type": "json_object", "schema": json_schema}
 
 
 def llama_cpp_available() -> bool:
@@ -36,7 +70,9 @@ def check_gguf(gguf_path: str | None) -> Path:
     if not llama_cpp_available():
         raise ProviderError("the llamacpp provider needs llama-cpp-python", INSTALL_HINT)
     if not gguf_path:
-        raise ProviderError("llm.gguf_path is not set", INSTALL_HINT)
+        raise ProviderError(
+            "llm.gguf_path is not set and llm.model is no local model", INSTALL_HINT
+        )
     path = Path(gguf_path).expanduser()
     if not path.is_file():
         raise ProviderError(f"GGUF model file not found: {path}", INSTALL_HINT)
@@ -50,9 +86,10 @@ class LlamaCppChatModel(BaseChatModel):
 
     gguf_path: str
     temperature: float = 0.1
-    n_ctx: int = 4096
+    n_ctx: int = 8192
     max_tokens: int = 1024
-    n_threads: int | None = None
+    n_threads: int | None = None  # None: physical cores
+    note: str = ""  # shown by describe(), e.g. why this model was chosen as a fallback
     _llama: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -65,7 +102,8 @@ class LlamaCppChatModel(BaseChatModel):
         return {"gguf_path": self.gguf_path, "n_ctx": self.n_ctx}
 
     def describe(self) -> str:
-        return f"llamacpp {Path(self.gguf_path).name}"
+        text = f"llamacpp {Path(self.gguf_path).name}"
+        return f"{text} ({self.note})" if self.note else text
 
     def _model(self) -> Any:
         if self._llama is None:
@@ -76,7 +114,7 @@ class LlamaCppChatModel(BaseChatModel):
                 self._llama = llama_cpp.Llama(
                     model_path=str(path),
                     n_ctx=self.n_ctx,
-                    n_threads=self.n_threads,
+                    n_threads=self.n_threads or physical_cores(),
                     verbose=False,
                 )
             except (ValueError, RuntimeError) as exc:
@@ -86,13 +124,22 @@ class LlamaCppChatModel(BaseChatModel):
                 ) from None
         return self._llama
 
-    def _request(self, messages: list[BaseMessage], stop: list[str] | None) -> dict[str, Any]:
-        return {
+    def _request(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        json_schema: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        request: dict[str, Any] = {
             "messages": [{"role": r, "content": t} for r, t in as_role_text(messages)],
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "stop": stop or [],
         }
+        fmt = response_format(json_schema)
+        if fmt is not None:
+            request["response_format"] = fmt
+        return request
 
     def _generate(
         self,
@@ -102,7 +149,8 @@ class LlamaCppChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         with self._lock:
-            out = self._model().create_chat_completion(**self._request(messages, stop))
+            request = self._request(messages, stop, kwargs.get("json_schema"))
+            out = self._model().create_chat_completion(**request)
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         message = AIMessage(
@@ -130,7 +178,7 @@ class LlamaCppChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         with self._lock:
             parts = self._model().create_chat_completion(
-                **self._request(messages, stop), stream=True
+                **self._request(messages, stop, kwargs.get("json_schema")), stream=True
             )
             for part in parts:
                 choice = part["choices"][0]
