@@ -101,6 +101,13 @@ class LLMSettings(_Section):
             "format are accepted whatever is asked."
         ),
     )
+    model_queries: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description=(
+            "Let the model write retrieval queries (on top of the task text). 'auto': off for "
+            "small local models (llamacpp), on otherwise."
+        ),
+    )
 
 
 class ChangesSettings(_Section):

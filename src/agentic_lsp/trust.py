@@ -63,8 +63,8 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "index.background_function_embeddings": ("repo", ""),
     "index.watch": ("repo", ""),
     "index.debounce_ms": ("repo", ""),
-    # llm: every key picks a host, a provider, a model or a file to load (but edit_format, which
-    # only words the prompt)
+    # llm: every key picks a host, a provider, a model or a file to load (but edit_format and
+    # model_queries, which only shape prompts)
     "llm.provider": ("user", _HOSTS),
     "llm.ollama_host": ("user", _HOSTS),
     "llm.model": ("user", _HOSTS),
@@ -77,6 +77,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "llm.api_key_env": ("user", "chooses which secret is sent to the model host"),
     "llm.script_path": ("user", "replaces the model with a script file"),
     "llm.edit_format": ("repo", ""),
+    "llm.model_queries": ("repo", ""),
     # changes
     "changes.commit_on_accept": ("user", "decides whether accepting a change makes git commits"),
     # mcp

@@ -132,11 +132,12 @@ def test_a_fence_for_a_missing_file_is_still_a_new_file(view: WorkspaceView) -> 
 def test_the_edit_format_asked_for_follows_the_setting_and_provider() -> None:
     from agentic_lsp.agents.prompting import EDIT_FORMATS
     from agentic_lsp.config import LLMSettings
-    from agentic_lsp.llm.edit_format import edit_format_for
+    from agentic_lsp.llm.model_profile import ModelProfile, profile_for
 
-    assert edit_format_for(LLMSettings(provider="llamacpp")) == "definitions"
-    assert edit_format_for(LLMSettings(provider="ollama")) == "search_replace"
-    chosen = LLMSettings(provider="llamacpp", edit_format="search_replace")
-    assert edit_format_for(chosen) == "search_replace"
+    assert profile_for(LLMSettings(provider="llamacpp")) == ModelProfile("definitions", False)
+    assert profile_for(LLMSettings(provider="ollama")) == ModelProfile("search_replace", True)
+    chosen = LLMSettings(provider="llamacpp", edit_format="search_replace", model_queries="on")
+    assert profile_for(chosen) == ModelProfile("search_replace", True)
+    assert not profile_for(LLMSettings(provider="openai", model_queries="off")).model_queries
     assert "<<<<<<< SEARCH" in EDIT_FORMATS["search_replace"]
     assert "whole definition" in EDIT_FORMATS["definitions"]

@@ -17,7 +17,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -90,6 +90,7 @@ class LlamaCppChatModel(BaseChatModel):
     max_tokens: int = 1024
     n_threads: int | None = None  # None: physical cores
     note: str = ""  # shown by describe(), e.g. why this model was chosen as a fallback
+    schema_kwarg: ClassVar[str] = "json_schema"  # see llm.structured.schema_kwargs
     _llama: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -100,6 +101,12 @@ class LlamaCppChatModel(BaseChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {"gguf_path": self.gguf_path, "n_ctx": self.n_ctx}
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in this model's own vocabulary (prompt budgets use it)."""
+        with self._lock:
+            tokens = self._model().tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        return len(tokens)
 
     def describe(self) -> str:
         text = f"llamacpp {Path(self.gguf_path).name}"

@@ -14,7 +14,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlparse
 
 import httpx
@@ -73,6 +73,7 @@ class OpenAIChatModel(ChatOpenAI):
     on, with the ``json_object`` + ``schema`` form.
     """
 
+    schema_kwarg: ClassVar[str] = "json_schema"  # see llm.structured.schema_kwargs
     _json_object: bool = PrivateAttr(default=False)
 
     @contextmanager

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import ollama
@@ -158,6 +158,8 @@ def describe_provider(settings: LLMSettings, role: str = "default") -> str:
 
 class OllamaChatModel(ChatOllama):
     """``ChatOllama`` with failures translated into :class:`ProviderError` with the fix."""
+
+    schema_kwarg: ClassVar[str] = "format"  # Ollama's structured outputs take a JSON schema
 
     @contextmanager
     def _translated_errors(self) -> Iterator[None]:

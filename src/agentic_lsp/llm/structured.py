@@ -202,6 +202,14 @@ def _short(error: Exception) -> str:
     return str(error)
 
 
+def schema_kwargs(model: BaseChatModel, schema: type[BaseModel]) -> dict[str, Any]:
+    """The call argument that makes ``model``'s provider constrain its reply to ``schema``
+    (llama.cpp and OpenAI-style servers: ``json_schema``; Ollama: ``format``); empty for a
+    model that cannot. The reply is validated either way."""
+    name = getattr(type(model), "schema_kwarg", None)
+    return {name: schema.model_json_schema()} if isinstance(name, str) else {}
+
+
 async def invoke_structured(
     model: BaseChatModel,
     messages: Sequence[BaseMessage] | str,
@@ -220,8 +228,9 @@ async def invoke_structured(
     )
     raw: list[str] = []
     reason = ""
+    constrain = schema_kwargs(model, schema)
     for _ in range(max(0, retries) + 1):
-        reply = await metered_ainvoke(model, history)
+        reply = await metered_ainvoke(model, history, **constrain)
         text = _reply_text(reply)
         raw.append(text)
         try:

@@ -21,8 +21,8 @@ from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.changes.changeset import Author, Changeset, ProposedEdit
 from agentic_lsp.changes.patch import file_diff
 from agentic_lsp.errors import AgenticError, ChangesetError
-from agentic_lsp.llm.edit_format import edit_format_for
 from agentic_lsp.llm.metering import Meter, ModelCall, metering, scope
+from agentic_lsp.llm.model_profile import profile_for
 from agentic_lsp.llm.scripted import ScriptedChatModel
 from agentic_lsp.workflows.decision_cache import DecisionCache, decision_key
 from agentic_lsp.workflows.graph import build_graph, mermaid, recursion_limit
@@ -248,6 +248,7 @@ class WorkflowRun:
     async def _walk(self, plan: Plan) -> RunState:
         ports = self.ports
         settings = ports.settings.workflows
+        profile = profile_for(ports.settings.llm)
         tests = await asyncio.to_thread(TestRunner, ports.root, settings, ports.cache_dir)
         env = StageEnv(
             index=self.index,
@@ -256,11 +257,14 @@ class WorkflowRun:
             models=self.models,
             recorder=self.recorder,
             retrieval=RetrievalAgent(
-                self.index, plan.workflow, self.models.get("retrieval"), task=plan.task
+                self.index,
+                plan.workflow,
+                self.models.get("retrieval") if profile.model_queries else None,
+                task=plan.task,
             ),
             tests=tests,
             max_iterations=settings.max_iterations,
-            edit_format=edit_format_for(ports.settings.llm),
+            edit_format=profile.edit_format,
         )
         executor = StageExecutor(env)
 
