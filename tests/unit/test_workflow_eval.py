@@ -22,7 +22,8 @@ JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="py
  failures="1" skipped="1" tests="6" time="0.321" timestamp="2026-11-24T12:00:00.000000"
  hostname="h"><testcase classname="tests.test_parser.TestSplit" name="test_simple[a,b]"
  time="0.001" /><testcase classname="tests.test_parser.TestSplit" name="test_quoted"
- time="0.002"><failure message="AssertionError: assert [&apos;a&apos;] == [&apos;a&apos;, &apos;b&apos;]">
+ time="0.002"><failure
+ message="AssertionError: assert [&apos;a&apos;] == [&apos;a&apos;, &apos;b&apos;]">
 def test_quoted():
 &gt;       assert split('"a" b') == ["a", "b"]
 E       AssertionError</failure></testcase><testcase classname="tests.test_parser"
