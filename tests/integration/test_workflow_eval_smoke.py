@@ -25,8 +25,14 @@ NEW_TESTS = (
     "from calc.ops import add, mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n\n"
     "def test_add():\n    assert add(2, 3) == 5\n"
 )
+NO_CHANGES = "The existing tests cover it.\nNO CHANGES"
 RIGHT_FIX = (
     "calc/ops.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+)
+ADD_TEST = (
+    "tests/test_ops.py\n<<<<<<< SEARCH\nfrom calc.ops import mul\n=======\n"
+    "from calc.ops import add, mul\n\n\ndef test_add_small():\n    assert add(1, 1) == 2\n"
+    ">>>>>>> REPLACE\n"
 )
 WRONG_FILE = (
     'calc/util.py\n<<<<<<< SEARCH\nNAME = "calc"\n=======\nNAME = "calculator"\n>>>>>>> REPLACE\n'
@@ -43,12 +49,12 @@ def _git(cwd: Path, *args: str) -> str:
     ).stdout
 
 
-def _script(code_replies: list[str]) -> dict[str, list[dict[str, str]]]:
+def _script(code_replies: list[str], tests_reply: str = NO_CHANGES) -> dict[str, list[dict]]:
     steps = [
         {"role": "orchestrator", "reply": json.dumps({"workflow": "bug_fix", "reasoning": "bug"})}
     ]
     steps += [{"role": "retrieval", "reply": '{"queries": ["add", "ops"]}'} for _ in range(8)]
-    steps += [{"role": "tests", "reply": "The existing tests cover it.\nNO CHANGES"}] * 2
+    steps += [{"role": "tests", "reply": tests_reply}] * 2
     steps += [{"role": "code", "reply": reply} for reply in code_replies]
     return {"steps": steps}
 
@@ -94,9 +100,11 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"base": base, "tasks": tasks, "mirrors": mirrors, "cache": base / "cache"}
 
 
-def _run(bench: dict[str, Path], name: str, code_replies: list[str]) -> dict:
+def _run(
+    bench: dict[str, Path], name: str, code_replies: list[str], tests_reply: str = NO_CHANGES
+) -> dict:
     script = bench["base"] / f"{name}.yaml"
-    script.write_text(yaml.safe_dump(_script(code_replies)))
+    script.write_text(yaml.safe_dump(_script(code_replies, tests_reply)))
     out = bench["base"] / f"{name}.jsonl"
     argv = [
         "--tasks",
@@ -126,15 +134,18 @@ def _run(bench: dict[str, Path], name: str, code_replies: list[str]) -> dict:
 
 
 def test_a_right_fix_is_solved_and_the_checkout_is_untouched(bench: dict[str, Path]) -> None:
-    record = _run(bench, "right", [RIGHT_FIX])
+    # The reproduce stage adds its own failing test; the judge puts the fix's tests in its place.
+    record = _run(bench, "right", [RIGHT_FIX], tests_reply=ADD_TEST)
     assert record["category"] == "solved", record
     assert record["solved"] is True and record["violation"] is None
-    assert record["files_changed"] == ["calc/ops.py"]
+    assert record["files_changed"] == ["calc/ops.py", "tests/test_ops.py"]
+    assert record["test_files_reset"] == ["tests/test_ops.py"]
     assert record["status"] == "succeeded" and record["workflow"] == "bug_fix"
     assert record["scripted"] is True
     assert record["judge"]["fail_to_pass"] == {"passed": 1}
     assert record["judge"]["pass_to_pass"] == {"passed": 1}
-    assert record["stages_visited"][-1] == "fix" and record["attempts"]["fix"] == 1
+    assert record["stages_visited"] == ["reproduce", "fix"]
+    assert record["routing"] == [["reproduce", "fix", "success"], ["fix", "DONE", "success"]]
     assert record["localization"]["hit"] is True
     assert record["localization"]["first_gold_rank"] >= 1
     report = render([record])
