@@ -104,7 +104,7 @@ def repo_python(args: argparse.Namespace, repo: str) -> str:
     return str(Path(args.venvs_dir).expanduser() / repo.replace("/", "+") / "bin" / "python")
 
 
-def test_command(python: str, python_path: str, root: Path) -> str:
+def workflow_test_command(python: str, python_path: str, root: Path) -> str:
     """The command the workflow's sandbox runs: the repo's interpreter on its tests. The
     absolute interpreter path makes the sandbox bind its virtualenv read-only."""
     target = " tests" if (root / "tests").is_dir() else ""
@@ -271,7 +271,7 @@ def evaluate(task: dict[str, Any], args: argparse.Namespace, cache_dir: Path) ->
         if not Path(python).exists():
             raise RuntimeError(f"no test interpreter {python} (see --venvs-dir / --python)")
         config = work / "config.toml"
-        cmd = test_command(python, task.get("python_path", "."), user_root)
+        cmd = workflow_test_command(python, task.get("python_path", "."), user_root)
         config.write_text(user_config(args, cmd, cache_dir))
         os.environ["AGENTIC_LSP_CONFIG"] = str(config)
         os.environ["XDG_CACHE_HOME"] = str(cache_dir / "xdg")
@@ -371,6 +371,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def check_config(args: argparse.Namespace) -> str | None:
+    """Why the user config these flags make is invalid (unknown provider, ...), or ``None``."""
+    from agentic_lsp.config import load_settings
+    from agentic_lsp.errors import AgenticError
+
+    with tempfile.TemporaryDirectory(prefix="workflow-eval-check-") as tmp:
+        config = Path(tmp) / "config.toml"
+        config.write_text(user_config(args, "python -m pytest", Path(tmp)))
+        try:
+            load_settings(None, user_file=config, environ={})
+        except AgenticError as exc:
+            return str(exc)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.report:
@@ -380,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.provider == "scripted" and not args.script:
         print("--provider scripted needs --script FILE", file=sys.stderr)
+        return 2
+    problem = check_config(args)
+    if problem:
+        print(f"the model flags make an invalid configuration:\n{problem}", file=sys.stderr)
         return 2
     tasks = load_tasks(args.tasks, args.ids, args.repos)
     done = set() if args.rerun else {result_key(r) for r in read_results(args.out)}

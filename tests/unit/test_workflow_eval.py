@@ -3,8 +3,15 @@ localization, usage and the report's aggregation, on inputs shaped like the real
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
+from benchmarks.workflow_eval import (
+    check_config,
+    parse_args,
+    user_config,
+    workflow_test_command,
+)
 from benchmarks.workflow_eval_core import (
     categorise,
     junit_name,
@@ -15,6 +22,8 @@ from benchmarks.workflow_eval_core import (
     verdict,
 )
 from benchmarks.workflow_eval_report import aggregate, render
+
+from agentic_lsp.config import load_settings
 
 # What pytest 8 writes with --junitxml (xunit2): a class, a parametrized test, a failure, a skip,
 # a teardown error after a pass, and a module that failed to collect.
@@ -205,3 +214,25 @@ def test_aggregate_and_render_per_model() -> None:
     assert "| solved | 1/3 (33.3%) |" in text and "| solved | 0/1 (0.0%) |" in text
     assert "| localization hit | 2/3 (66.7%) |" in text
     assert "load average at start 1.00 0.50 0.20" in text
+
+
+def test_user_config_sets_user_only_keys_and_the_repo_test_command(tmp_path: Path) -> None:
+    flags = "--provider llamacpp --model qwen2.5-coder-1.5b --gguf-path m.gguf --max-iterations 2"
+    args = parse_args(flags.split())
+    (tmp_path / "tests").mkdir()
+    command = workflow_test_command("/venvs/pallets+click/bin/python", "src", tmp_path)
+    assert command == (
+        "PYTHONPATH=src /venvs/pallets+click/bin/python -m pytest -q -p no:cacheprovider"
+        " --no-header tests"
+    )
+    config = tmp_path / "config.toml"
+    config.write_text(user_config(args, command, tmp_path / "cache"))
+    loaded = load_settings(None, user_file=config, environ={})
+    settings = loaded.settings
+    assert (settings.llm.provider, settings.llm.model) == ("llamacpp", "qwen2.5-coder-1.5b")
+    assert settings.llm.gguf_path and settings.llm.gguf_path.endswith("m.gguf")
+    assert settings.workflows.test_command == command
+    assert settings.workflows.max_iterations == 2
+    assert settings.cache_dir == str(tmp_path / "cache") and settings.index.watch is False
+    assert check_config(args) is None
+    assert "llm.provider" in (check_config(parse_args(["--provider", "nope"])) or "")
