@@ -148,12 +148,16 @@ def user_config(args: argparse.Namespace, test_cmd: str, cache_dir: Path) -> str
 
 
 def machine_facts() -> dict[str, Any]:
+    """CPUs, Python, and the commit of the agentic-lsp source that ran (``+dirty`` if edited)."""
+    import agentic_lsp
+
+    source = Path(agentic_lsp.__file__).resolve().parent
     commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True, check=False
+        ["git", "rev-parse", "HEAD"], cwd=source, capture_output=True, text=True, check=False
     ).stdout.strip()
     dirty = subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=no"],
-        cwd=HERE,
+        cwd=source,
         capture_output=True,
         text=True,
         check=False,
