@@ -187,8 +187,7 @@ async def run_workflow(
         await asyncio.to_thread(engine.sync_blocking)
         record["index_s"] = round(time.monotonic() - started, 2)
         workflow = None if args.workflow == "auto" else args.workflow
-        events: list[Any] = []
-        run_id = await engine.workflows.start_run(task["task"], workflow, on_event=events.append)
+        run_id = await engine.workflows.start_run(task["task"], workflow, on_event=args.on_event)
         left = max(1.0, args.timeout - (time.monotonic() - started))
         try:
             report = await asyncio.wait_for(engine.workflows.wait(run_id), left)
@@ -370,7 +369,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--no-judge-sandbox", action="store_true", help="judge without bubblewrap")
     p.add_argument("--keep", action="store_true", help="keep each task's work folder")
+    p.add_argument("--verbose", action="store_true", help="print the run events on stderr")
     args = p.parse_args(argv)
+    args.on_event = None
+    if args.verbose:
+        from rich.console import Console
+
+        from agentic_lsp.cli.run import EventPrinter
+
+        args.on_event = EventPrinter(Console(stderr=True), show_graph=False)
     args.mirrors_dir = args.mirrors_dir or list(DEFAULT_MIRRORS)
     return args
 
