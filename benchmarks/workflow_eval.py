@@ -39,11 +39,12 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.workflow_eval_core import categorise, localization, usage_of
+from benchmarks.workflow_eval_core import categorise, localization, patch_paths, usage_of
 from benchmarks.workflow_eval_judge import (
     apply_test_patch,
     checkout,
     find_mirror,
+    git,
     run_judge,
     snapshot,
     snapshot_diff,
@@ -229,10 +230,14 @@ def describe_report(report: Any, record: dict[str, Any]) -> list[str]:
 def judge(
     user_root: Path, work: Path, task: dict[str, Any], changeset: Any, python: str, sandbox: bool
 ) -> tuple[Any, str, list[str]]:
-    """Copy the checkout, write the proposed texts, apply the test patch, run the tests."""
+    """Copy the checkout, write the proposed texts (or, with ``changeset`` ``None``, apply the
+    task's own fix), apply the test patch, run the tests."""
     copy = work / "judge"
     shutil.copytree(user_root, copy, symlinks=True)
-    write_changeset(copy, changeset.files)
+    if changeset is None:
+        git(copy, "apply", "--whitespace=nowarn", "-", stdin=task["gold_patch"])
+    else:
+        write_changeset(copy, changeset.files)
     reset = apply_test_patch(copy, task.get("test_patch", ""))
     found, output = run_judge(
         copy,
@@ -278,27 +283,36 @@ def evaluate(task: dict[str, Any], args: argparse.Namespace, cache_dir: Path) ->
         config.write_text(user_config(args, cmd, cache_dir))
         os.environ["AGENTIC_LSP_CONFIG"] = str(config)
         os.environ["XDG_CACHE_HOME"] = str(cache_dir / "xdg")
-        before = snapshot(user_root)
-        report, changeset = asyncio.run(run_workflow(user_root, task, args, record))
-        after = snapshot(user_root)
-        touched = snapshot_diff(before, after)
-        if touched:
-            record["violation"] = f"the user's checkout changed before accept: {touched[:20]}"
-        summaries = describe_report(report, record)
-        record["localization"] = localization(report.retrieval, task.get("gold_files", []))
-        if changeset is not None:
-            changed = sorted(
-                {c.target_path for c in changeset.files} | {c.path for c in changeset.files}
+        if args.gold:  # the task's own fix through the judge: checks the task and the judge
+            changed = patch_paths(task["gold_patch"])
+            record["files_changed"] = changed
+            found, judge_output, _ = judge(
+                user_root, work, task, None, python, not args.no_judge_sandbox
             )
-            record["changeset_id"] = changeset.id
-        record["files_changed"] = changed
-        if changed and not record["timed_out"]:
-            found, judge_output, reset = judge(
-                user_root, work, task, changeset, python, not args.no_judge_sandbox
-            )
-            record["test_files_reset"] = reset
             record["judge"] = found.summary() if found is not None else None
             record["judge_output_tail"] = judge_output[-3000:]
+        else:
+            before = snapshot(user_root)
+            report, changeset = asyncio.run(run_workflow(user_root, task, args, record))
+            after = snapshot(user_root)
+            touched = snapshot_diff(before, after)
+            if touched:
+                record["violation"] = f"the user's checkout changed before accept: {touched[:20]}"
+            summaries = describe_report(report, record)
+            record["localization"] = localization(report.retrieval, task.get("gold_files", []))
+            if changeset is not None:
+                changed = sorted(
+                    {c.target_path for c in changeset.files} | {c.path for c in changeset.files}
+                )
+                record["changeset_id"] = changeset.id
+            record["files_changed"] = changed
+            if changed and not record["timed_out"]:
+                found, judge_output, reset = judge(
+                    user_root, work, task, changeset, python, not args.no_judge_sandbox
+                )
+                record["test_files_reset"] = reset
+                record["judge"] = found.summary() if found is not None else None
+                record["judge_output_tail"] = judge_output[-3000:]
     except Exception as exc:  # one task's crash never stops the eval
         crashed = True
         record["error"] = f"{type(exc).__name__}: {exc}"
@@ -369,6 +383,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--no-judge-sandbox", action="store_true", help="judge without bubblewrap")
     p.add_argument("--keep", action="store_true", help="keep each task's work folder")
+    p.add_argument(
+        "--gold",
+        action="store_true",
+        help="judge each task's own fix (gold_patch) instead of running a workflow (no model)",
+    )
     p.add_argument("--verbose", action="store_true", help="print the run events on stderr")
     args = p.parse_args(argv)
     args.on_event = None
@@ -404,10 +423,12 @@ def main(argv: list[str] | None = None) -> int:
 
         print(render(read_results(args.out)))
         return 0
-    if args.provider == "scripted" and not args.script:
+    if args.gold:
+        args.provider, args.model = "gold", "gold_patch"
+    elif args.provider == "scripted" and not args.script:
         print("--provider scripted needs --script FILE", file=sys.stderr)
         return 2
-    problem = check_config(args)
+    problem = None if args.gold else check_config(args)
     if problem:
         print(f"the model flags make an invalid configuration:\n{problem}", file=sys.stderr)
         return 2

@@ -163,3 +163,13 @@ def test_garbage_replies_are_a_bad_edit_format(bench: dict[str, Path]) -> None:
     record = _run(bench, "garbage", ["I am not sure what to change here."] * 6)
     assert record["category"] == "bad_edit_format", record
     assert record["files_changed"] == [] and record["status"] != "succeeded"
+
+
+def test_gold_mode_judges_the_tasks_own_fix(bench: dict[str, Path]) -> None:
+    out = bench["base"] / "gold.jsonl"
+    argv = ["--tasks", str(bench["tasks"]), "--gold", "--mirrors-dir", str(bench["mirrors"])]
+    argv += ["--python", sys.executable, "--out", str(out)]
+    assert workflow_eval.main(argv) == 0
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert (record["provider"], record["category"], record["solved"]) == ("gold", "solved", True)
+    assert record["files_changed"] == ["calc/ops.py"]
