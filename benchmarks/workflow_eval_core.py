@@ -41,9 +41,10 @@ _HEADER_PATH = re.compile(r"^(?P<path>.+?):\d+-\d+(\s|$)")
 
 def junit_name(nodeid: str) -> tuple[str, str]:
     """A pytest node id as junit ``(classname, name)``, the way pytest's junitxml mangles it."""
-    parts = nodeid.split("::")
+    path, bracket, params = nodeid.partition("[")  # parameters may hold "::" themselves
+    parts = path.split("::")
     parts[0] = re.sub(r"\.py$", "", parts[0].replace("/", "."))
-    return ".".join(parts[:-1]), parts[-1]
+    return ".".join(parts[:-1]), parts[-1] + bracket + params
 
 
 def parse_junit(xml_text: str) -> dict[tuple[str, str], str]:

@@ -50,6 +50,14 @@ def test_node_ids_are_mangled_like_pytest_junitxml() -> None:
         "test_simple[a,b]",
     )
     assert junit_name("tests/test_parser.py::test_skip") == ("tests.test_parser", "test_skip")
+    assert junit_name("tests/test_grouping.py::test_typecast[select foo::integer-integer]") == (
+        "tests.test_grouping",
+        "test_typecast[select foo::integer-integer]",
+    )
+    assert junit_name("tests/t.py::TestIp::test_bad[ff::aa:1::2]") == (
+        "tests.t.TestIp",
+        "test_bad[ff::aa:1::2]",
+    )
 
 
 def test_parse_junit_outcomes_worst_wins() -> None:
