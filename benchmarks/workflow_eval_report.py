@@ -111,7 +111,7 @@ def render_model(records: Sequence[dict[str, Any]]) -> list[str]:
     ]
     for category in CATEGORIES:
         if agg["categories"].get(category):
-            out.append(f"| {category} | {agg['categories'][category]} |")
+            out.append(f"| category: {category} | {agg['categories'][category]} |")
     if agg["localization_n"]:
         rate = 100.0 * agg["localization_hits"] / agg["localization_n"]
         out.append(
@@ -140,8 +140,13 @@ def _load(value: Any) -> str:
 def render(records: Sequence[dict[str, Any]]) -> str:
     if not records:
         return "no results"
+    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for record in records:  # a --rerun appends: the last record of a task counts
+        key = (record["id"], record.get("provider", ""), record.get("model", ""))
+        latest.pop(key, None)
+        latest[key] = record
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for record in records:
+    for record in latest.values():
         groups.setdefault((record.get("provider", ""), record.get("model", "")), []).append(record)
     lines = ["# Workflow evaluation", ""]
     for group in groups.values():

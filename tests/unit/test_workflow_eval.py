@@ -217,7 +217,7 @@ def test_aggregate_and_render_per_model() -> None:
     assert agg["calls_mean"] == 3 and agg["calls_median"] == 3
     assert agg["prompt_per_call"] == 5000 / 6 and agg["completion_per_task"] == 300
     assert agg["wall_mean"] == 20.0 and agg["with_usage"] == 2
-    text = render(records)
+    text = render([_record(2, "crash"), *records])  # a rerun's record replaces the first
     assert text.count("## llamacpp / ") == 2
     assert "| solved | 1/3 (33.3%) |" in text and "| solved | 0/1 (0.0%) |" in text
     assert "| localization hit | 2/3 (66.7%) |" in text
