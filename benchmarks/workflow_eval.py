@@ -314,8 +314,11 @@ def evaluate(task: dict[str, Any], args: argparse.Namespace, cache_dir: Path) ->
                 record["judge"] = found.summary() if found is not None else None
                 record["judge_output_tail"] = judge_output[-3000:]
     except Exception as exc:  # one task's crash never stops the eval
+        from agentic_lsp.errors import ProviderError
+
         crashed = True
-        record["error"] = f"{type(exc).__name__}: {exc}"
+        kind = "ProviderError" if isinstance(exc, ProviderError) else type(exc).__name__
+        record["error"] = f"{kind}: {exc}"
         record["traceback"] = traceback.format_exc()[-4000:]
     finally:
         for key, value in saved_env.items():

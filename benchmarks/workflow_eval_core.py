@@ -128,8 +128,8 @@ def categorise(
     """One of :data:`CATEGORIES` for a finished task (first matching rule wins)."""
     if timed_out:
         return "timeout"
-    if crashed:
-        return "crash"
+    if crashed:  # a model host that is down fails start_run before the run exists
+        return "provider_error" if error.startswith("ProviderError") else "crash"
     if verdict is not None and verdict.solved:
         return "solved"
     if not changed_files:

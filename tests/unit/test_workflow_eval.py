@@ -112,6 +112,9 @@ def test_categories() -> None:
     )
     assert _cat(timed_out=True, verdict=solved) == "timeout"
     assert _cat(crashed=True) == "crash"
+    down = "ProviderError: cannot reach Ollama at http://127.0.0.1:11434 (connection refused)"
+    assert _cat(crashed=True, error=down) == "provider_error"
+    assert _cat(crashed=True, error="RuntimeError: git apply failed") == "crash"
     assert _cat(verdict=solved) == "solved"
     assert _cat(verdict=still) == "tests_still_failing"
     assert _cat(verdict=broke) == "broke_passing_tests"
