@@ -260,6 +260,7 @@ def evaluate(task: dict[str, Any], args: argparse.Namespace, cache_dir: Path) ->
         "workflow_requested": args.workflow,
         "max_iterations": args.max_iterations,
         "load_start": os.getloadavg(),
+        "machine": machine_facts(),  # at the start: the source that runs the task
         "timed_out": False,
         "solved": False,
         "violation": None,
@@ -344,7 +345,6 @@ def evaluate(task: dict[str, Any], args: argparse.Namespace, cache_dir: Path) ->
     )
     record["wall_s"] = round(time.monotonic() - started, 2)
     record["load_end"] = os.getloadavg()
-    record["machine"] = machine_facts()
     record["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     return record
 
