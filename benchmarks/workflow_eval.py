@@ -1,0 +1,467 @@
+"""Real-bug evaluation of the workflows: run ``bug_fix`` (or the orchestrator's choice) on tasks
+from real repositories' fix history with a real model, and judge the proposed changeset
+independently with the fix's own tests.
+
+Usage (from the repository root):
+    python benchmarks/workflow_eval.py --tasks benchmarks/data_workflow/tasks.jsonl \
+        --provider llamacpp --model qwen2.5-coder-1.5b --gguf-path MODEL.gguf \
+        --out benchmarks/results/workflow_eval.jsonl
+    python benchmarks/workflow_eval.py --report --out benchmarks/results/workflow_eval.jsonl
+
+Per task: a fresh clone of the mirror at ``parent_commit`` (the "user's checkout"); a user config
+file (``AGENTIC_LSP_CONFIG``) with the provider, the model, ``workflows.test_command`` (the repo
+virtualenv's pytest, ``PYTHONPATH`` at the task's ``python_path``) and ``max_iterations``; the
+run through the Engine as ``agentic-lsp run`` does; then the judge (benchmarks/workflow_eval_judge)
+on a separate copy. One JSON line per task is appended to ``--out`` as soon as it finishes; a
+rerun skips the (id, provider, model) triples already there unless ``--rerun``.
+
+``--provider scripted --script FILE`` answers with a scripted test double (not a model); only the
+harness's own tests and plumbing checks use it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.workflow_eval_core import categorise, localization, patch_paths, usage_of
+from benchmarks.workflow_eval_judge import (
+    apply_test_patch,
+    checkout,
+    find_mirror,
+    git,
+    run_judge,
+    snapshot,
+    snapshot_diff,
+    write_changeset,
+)
+
+HERE = Path(__file__).resolve().parent
+CACHE = Path("~/.cache/agentic-lsp-bench").expanduser()
+DEFAULT_TASKS = HERE / "data_workflow" / "tasks.jsonl"
+DEFAULT_OUT = HERE / "results" / "workflow_eval.jsonl"
+DEFAULT_MIRRORS = [CACHE / "mirrors"]
+DEFAULT_VENVS = CACHE / "eval-venvs"
+
+
+# --------------------------------------------------------------------------- tasks and results
+
+
+def load_tasks(
+    path: Path, ids: list[str] | None = None, repos: list[str] | None = None
+) -> list[dict[str, Any]]:
+    tasks = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if ids:
+        tasks = [t for t in tasks if t["id"] in ids]
+    if repos:
+        tasks = [t for t in tasks if t["repo"] in repos]
+    return tasks
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        with contextlib.suppress(json.JSONDecodeError):
+            if line.strip():
+                out.append(json.loads(line))
+    return out
+
+
+def result_key(record: dict[str, Any]) -> tuple[str, str, str]:
+    return (record["id"], record.get("provider", ""), record.get("model", ""))
+
+
+def append_result(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, default=str) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+def repo_python(args: argparse.Namespace, repo: str) -> str:
+    if args.python:
+        return args.python
+    return str(Path(args.venvs_dir).expanduser() / repo.replace("/", "+") / "bin" / "python")
+
+
+def workflow_test_command(python: str, python_path: str, root: Path) -> str:
+    """The command the workflow's sandbox runs: the repo's interpreter on its tests. The
+    absolute interpreter path makes the sandbox bind its virtualenv read-only."""
+    target = " tests" if (root / "tests").is_dir() else ""
+    return (
+        f"PYTHONPATH={python_path or '.'} {python} -m pytest -q -p no:cacheprovider"
+        f" --no-header{target}"
+    )
+
+
+def toml_value(value: Any) -> str:
+    return json.dumps(value)  # TOML basic strings, ints, floats and bools read like JSON
+
+
+def user_config(args: argparse.Namespace, test_cmd: str, cache_dir: Path) -> str:
+    from agentic_lsp.config import LLMSettings
+
+    llm: dict[str, Any] = {"provider": args.provider}
+    if args.model:
+        llm["model"] = args.model
+    if args.gguf_path:
+        llm["gguf_path"] = str(Path(args.gguf_path).expanduser().resolve())
+    if args.script:
+        llm["script_path"] = str(Path(args.script).resolve())
+    if args.base_url:
+        key = "base_url" if "base_url" in LLMSettings.model_fields else "ollama_host"
+        llm[key] = args.base_url
+    if args.llm_timeout:
+        llm["timeout_s"] = args.llm_timeout
+    lines = [f"cache_dir = {toml_value(str(cache_dir))}", "", "[llm]"]
+    lines += [f"{k} = {toml_value(v)}" for k, v in llm.items()]
+    lines += [
+        "",
+        "[workflows]",
+        f"test_command = {toml_value(test_cmd)}",
+        f"max_iterations = {int(args.max_iterations)}",
+    ]
+    if args.allow_unisolated:
+        lines.append("allow_unisolated = true")
+    lines += ["", "[index]", "watch = false", ""]
+    return "\n".join(lines)
+
+
+def machine_facts() -> dict[str, Any]:
+    """CPUs, Python, and the commit of the agentic-lsp source that ran (``+dirty`` if edited)."""
+    import agentic_lsp
+
+    source = Path(agentic_lsp.__file__).resolve().parent
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=source, capture_output=True, text=True, check=False
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return {
+        "cpus": os.cpu_count(),
+        "project_commit": commit[:12] + ("+dirty" if dirty else ""),
+        "python": sys.version.split()[0],
+    }
+
+
+# --------------------------------------------------------------------------- one task
+
+
+async def run_workflow(
+    root: Path, task: dict[str, Any], args: argparse.Namespace, record: dict[str, Any]
+) -> tuple[Any, Any]:
+    """Index and run the workflow as ``agentic-lsp run`` does; (report, changeset or None).
+    On the per-task timeout the run is cancelled and ``record["timed_out"]`` set."""
+    from agentic_lsp.config import load_settings
+    from agentic_lsp.engine import Engine
+
+    engine = Engine(root, load_settings(root))
+    await engine.start(index=False, watch=False)
+    try:
+        started = time.monotonic()
+        await asyncio.to_thread(engine.sync_blocking)
+        record["index_s"] = round(time.monotonic() - started, 2)
+        workflow = None if args.workflow == "auto" else args.workflow
+        run_id = await engine.workflows.start_run(task["task"], workflow, on_event=args.on_event)
+        left = max(1.0, args.timeout - (time.monotonic() - started))
+        try:
+            report = await asyncio.wait_for(engine.workflows.wait(run_id), left)
+        except TimeoutError:
+            record["timed_out"] = True
+            engine.workflows.cancel(run_id)
+            report = await asyncio.wait_for(engine.workflows.wait(run_id), 120)
+        changeset = None
+        if report.changeset_id:
+            changeset = await asyncio.to_thread(engine.changes.get, report.changeset_id)
+        return report, changeset
+    finally:
+        await engine.close()
+
+
+def describe_report(report: Any, record: dict[str, Any]) -> list[str]:
+    """Copy the report's facts into ``record``; returns the stage summaries."""
+    outcomes = list(getattr(report, "outcomes", []))
+    record["status"] = report.status
+    record["workflow"] = report.workflow
+    record["error"] = report.error or ""
+    record["run_provider"] = report.provider
+    record["scripted"] = bool(getattr(report, "scripted", False))
+    record["attempts"] = dict(Counter(o.stage for o in outcomes))
+    record["stages_visited"] = [o.stage for o in outcomes]
+    record["routing"] = [list(r) for r in report.routing]
+    record["stage_results"] = [
+        {"stage": o.stage, "attempt": o.attempt, "ok": o.ok, "summary": o.summary[:600]}
+        for o in outcomes
+    ]
+    record["iterations"] = getattr(report, "iterations", 0)
+    record["usage"] = usage_of(report)
+    calls = getattr(report, "model_calls", None)
+    record["model_calls"] = list(calls) if calls else None
+    record["test_output_tail"] = (report.test_output or "")[-2000:]
+    return [o.summary for o in outcomes]
+
+
+def judge(
+    user_root: Path, work: Path, task: dict[str, Any], changeset: Any, python: str, sandbox: bool
+) -> tuple[Any, str, list[str]]:
+    """Copy the checkout, write the proposed texts (or, with ``changeset`` ``None``, apply the
+    task's own fix), apply the test patch, run the tests."""
+    copy = work / "judge"
+    shutil.copytree(user_root, copy, symlinks=True)
+    if changeset is None:
+        git(copy, "apply", "--whitespace=nowarn", "-", stdin=task["gold_patch"])
+    else:
+        write_changeset(copy, changeset.files)
+    reset = apply_test_patch(copy, task.get("test_patch", ""))
+    found, output = run_judge(
+        copy,
+        python=python,
+        python_path=task.get("python_path", "."),
+        fail_to_pass=task["fail_to_pass"],
+        pass_to_pass=task.get("pass_to_pass", []),
+        sandbox=sandbox,
+    )
+    return found, output, reset
+
+
+def evaluate(task: dict[str, Any], args: argparse.Namespace, cache_dir: Path) -> dict[str, Any]:
+    """Run and judge one task; never raises (a crash is recorded)."""
+    record: dict[str, Any] = {
+        "id": task["id"],
+        "repo": task["repo"],
+        "provider": args.provider,
+        "model": args.model or "",
+        "workflow_requested": args.workflow,
+        "max_iterations": args.max_iterations,
+        "load_start": os.getloadavg(),
+        "machine": machine_facts(),  # at the start: the source that runs the task
+        "timed_out": False,
+        "solved": False,
+        "violation": None,
+    }
+    started = time.monotonic()
+    summaries: list[str] = []
+    changed: list[str] = []
+    found = None
+    judge_output = ""
+    crashed = False
+    work = Path(tempfile.mkdtemp(prefix="workflow-eval-"))
+    saved_env = {k: os.environ.get(k) for k in ("AGENTIC_LSP_CONFIG", "XDG_CACHE_HOME")}
+    try:
+        mirror = find_mirror(task["repo"], args.mirrors_dir, task["parent_commit"])
+        user_root = checkout(mirror, task["parent_commit"], work / "checkout")
+        python = repo_python(args, task["repo"])
+        if not Path(python).exists():
+            raise RuntimeError(f"no test interpreter {python} (see --venvs-dir / --python)")
+        config = work / "config.toml"
+        cmd = workflow_test_command(python, task.get("python_path", "."), user_root)
+        config.write_text(user_config(args, cmd, cache_dir))
+        os.environ["AGENTIC_LSP_CONFIG"] = str(config)
+        os.environ["XDG_CACHE_HOME"] = str(cache_dir / "xdg")
+        if args.gold:  # the task's own fix through the judge: checks the task and the judge
+            changed = patch_paths(task["gold_patch"])
+            record["files_changed"] = changed
+            found, judge_output, _ = judge(
+                user_root, work, task, None, python, not args.no_judge_sandbox
+            )
+            record["judge"] = found.summary() if found is not None else None
+            record["judge_output_tail"] = judge_output[-3000:]
+        else:
+            before = snapshot(user_root)
+            report, changeset = asyncio.run(run_workflow(user_root, task, args, record))
+            after = snapshot(user_root)
+            touched = snapshot_diff(before, after)
+            if touched:
+                record["violation"] = f"the user's checkout changed before accept: {touched[:20]}"
+            summaries = describe_report(report, record)
+            record["localization"] = localization(report.retrieval, task.get("gold_files", []))
+            if changeset is not None:
+                changed = sorted(
+                    {c.target_path for c in changeset.files} | {c.path for c in changeset.files}
+                )
+                record["changeset_id"] = changeset.id
+            record["files_changed"] = changed
+            if changed and not record["timed_out"]:
+                found, judge_output, reset = judge(
+                    user_root, work, task, changeset, python, not args.no_judge_sandbox
+                )
+                record["test_files_reset"] = reset
+                record["judge"] = found.summary() if found is not None else None
+                record["judge_output_tail"] = judge_output[-3000:]
+    except Exception as exc:  # one task's crash never stops the eval
+        from agentic_lsp.errors import ProviderError
+
+        crashed = True
+        kind = "ProviderError" if isinstance(exc, ProviderError) else type(exc).__name__
+        record["error"] = f"{kind}: {exc}"
+        record["traceback"] = traceback.format_exc()[-4000:]
+    finally:
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            record["work_dir"] = str(work)
+    record["solved"] = bool(found is not None and found.solved and not record["timed_out"])
+    record["category"] = categorise(
+        timed_out=record["timed_out"],
+        crashed=crashed,
+        status=record.get("status", ""),
+        error=record.get("error", ""),
+        summaries=summaries,
+        changed_files=changed,
+        gold_files=task.get("gold_files", []),
+        verdict=found,
+        judge_output=judge_output,
+    )
+    record["wall_s"] = round(time.monotonic() - started, 2)
+    record["load_end"] = os.getloadavg()
+    record["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    return record
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--tasks", type=Path, default=DEFAULT_TASKS)
+    p.add_argument("--ids", nargs="+", help="only these task ids")
+    p.add_argument("--repos", nargs="+", help="only these owner/name repositories")
+    p.add_argument("--limit", type=int, help="at most this many tasks (after the filters)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results JSONL (appended)")
+    p.add_argument("--rerun", action="store_true", help="run tasks already in --out again")
+    p.add_argument("--report", action="store_true", help="print the markdown report of --out")
+    p.add_argument("--provider", default="llamacpp", help="llm.provider (llamacpp, ollama, ...)")
+    p.add_argument("--model", default="", help="llm.model")
+    p.add_argument("--gguf-path", help="llm.gguf_path (llamacpp)")
+    p.add_argument("--base-url", help="the model host (llm.base_url, or llm.ollama_host)")
+    p.add_argument("--script", help="llm.script_path (--provider scripted: a test double)")
+    p.add_argument("--llm-timeout", type=float, help="llm.timeout_s")
+    p.add_argument("--workflow", default="bug_fix", help="workflow name, or 'auto'")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds per task (index + run)")
+    p.add_argument("--max-iterations", type=int, default=3, help="workflows.max_iterations")
+    p.add_argument(
+        "--mirrors-dir",
+        type=Path,
+        action="append",
+        help=f"folder of <owner>+<name>[/repo] bare mirrors (repeatable; default {CACHE}/mirrors)",
+    )
+    p.add_argument("--venvs-dir", type=Path, default=DEFAULT_VENVS)
+    p.add_argument("--python", help="test interpreter for every task (instead of the repo venv)")
+    p.add_argument("--cache-dir", type=Path, help="agentic-lsp cache shared by all tasks")
+    p.add_argument(
+        "--allow-unisolated",
+        action="store_true",
+        help="workflows.allow_unisolated (only where bubblewrap is missing)",
+    )
+    p.add_argument("--no-judge-sandbox", action="store_true", help="judge without bubblewrap")
+    p.add_argument("--keep", action="store_true", help="keep each task's work folder")
+    p.add_argument(
+        "--gold",
+        action="store_true",
+        help="judge each task's own fix (gold_patch) instead of running a workflow (no model)",
+    )
+    p.add_argument("--verbose", action="store_true", help="print the run events on stderr")
+    args = p.parse_args(argv)
+    args.on_event = None
+    if args.verbose:
+        from rich.console import Console
+
+        from agentic_lsp.cli.run import EventPrinter
+
+        args.on_event = EventPrinter(Console(stderr=True), show_graph=False)
+    args.mirrors_dir = args.mirrors_dir or list(DEFAULT_MIRRORS)
+    return args
+
+
+def check_config(args: argparse.Namespace) -> str | None:
+    """Why the user config these flags make is invalid (unknown provider, ...), or ``None``."""
+    from agentic_lsp.config import load_settings
+    from agentic_lsp.errors import AgenticError
+
+    with tempfile.TemporaryDirectory(prefix="workflow-eval-check-") as tmp:
+        config = Path(tmp) / "config.toml"
+        config.write_text(user_config(args, "python -m pytest", Path(tmp)))
+        try:
+            load_settings(None, user_file=config, environ={})
+        except AgenticError as exc:
+            return str(exc)
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.report:
+        from benchmarks.workflow_eval_report import render
+
+        print(render(read_results(args.out)))
+        return 0
+    if args.gold:
+        args.provider, args.model = "gold", "gold_patch"
+    elif args.provider == "scripted" and not args.script:
+        print("--provider scripted needs --script FILE", file=sys.stderr)
+        return 2
+    problem = None if args.gold else check_config(args)
+    if problem:
+        print(f"the model flags make an invalid configuration:\n{problem}", file=sys.stderr)
+        return 2
+    tasks = load_tasks(args.tasks, args.ids, args.repos)
+    done = set() if args.rerun else {result_key(r) for r in read_results(args.out)}
+    todo = [t for t in tasks if (t["id"], args.provider, args.model or "") not in done]
+    if args.limit is not None:
+        todo = todo[: args.limit]
+    own_cache = args.cache_dir is None
+    cache_dir = (args.cache_dir or Path(tempfile.mkdtemp(prefix="workflow-eval-cache-"))).resolve()
+    print(
+        f"{len(todo)} task(s) to run ({len(tasks) - len(todo)} skipped); provider "
+        f"{args.provider} model {args.model or '(default)'}; results -> {args.out}",
+        file=sys.stderr,
+    )
+    try:
+        for n, task in enumerate(todo, 1):
+            record = evaluate(task, args, cache_dir)
+            append_result(args.out, record)
+            error = f" {record['error'][:200]}" if record.get("error") else ""
+            print(
+                f"[{n}/{len(todo)}] {task['id']}: {record['category']} ({record['wall_s']:.0f}s)"
+                f"{error}",
+                file=sys.stderr,
+            )
+    finally:
+        if own_cache:
+            shutil.rmtree(cache_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
