@@ -63,14 +63,23 @@ DEFAULT_VENVS = CACHE / "eval-venvs"
 
 
 def load_tasks(
-    path: Path, ids: list[str] | None = None, repos: list[str] | None = None
+    path: Path,
+    ids: list[str] | None = None,
+    repos: list[str] | None = None,
+    per_repo: int | None = None,
 ) -> list[dict[str, Any]]:
+    """The tasks asked for, grouped by repository (file order within one), so that a warm
+    checkout serves a repository's tasks one after another. ``per_repo``: the first N of each
+    (a stratified subset, fixed by the file's order, not by outcomes)."""
     tasks = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     if ids:
         tasks = [t for t in tasks if t["id"] in ids]
     if repos:
         tasks = [t for t in tasks if t["repo"] in repos]
-    return tasks
+    by_repo: dict[str, list[dict[str, Any]]] = {}
+    for task in tasks:
+        by_repo.setdefault(task["repo"], []).append(task)
+    return [t for group in by_repo.values() for t in group[:per_repo]]
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
@@ -275,7 +284,9 @@ def evaluate(task: dict[str, Any], args: argparse.Namespace, cache_dir: Path) ->
     saved_env = {k: os.environ.get(k) for k in ("AGENTIC_LSP_CONFIG", "XDG_CACHE_HOME")}
     try:
         mirror = find_mirror(task["repo"], args.mirrors_dir, task["parent_commit"])
-        user_root = checkout(mirror, task["parent_commit"], work / "checkout")
+        place = cache_dir / "checkouts" / task["repo"].replace("/", "+") if args.warm else None
+        user_root = checkout(mirror, task["parent_commit"], place or work / "checkout")
+        record["warm_checkout"] = bool(place)
         python = repo_python(args, task["repo"])
         if not Path(python).exists():
             raise RuntimeError(f"no test interpreter {python} (see --venvs-dir / --python)")
@@ -386,6 +397,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--no-judge-sandbox", action="store_true", help="judge without bubblewrap")
     p.add_argument("--keep", action="store_true", help="keep each task's work folder")
+    p.add_argument("--per-repo", type=int, help="only the first N tasks of each repository")
+    p.add_argument(
+        "--cold",
+        dest="warm",
+        action="store_false",
+        help="a fresh clone (and a cold index) for every task; default: one checkout per "
+        "repository, moved to each task's commit, its index kept warm",
+    )
     p.add_argument(
         "--gold",
         action="store_true",
@@ -431,11 +450,21 @@ def main(argv: list[str] | None = None) -> int:
     elif args.provider == "scripted" and not args.script:
         print("--provider scripted needs --script FILE", file=sys.stderr)
         return 2
+    if args.provider == "llamacpp" and args.model and not args.gguf_path:
+        # Each task runs with its own XDG cache: find the installed model before that.
+        from agentic_lsp.llm.local_models import get_model, installed_path
+
+        try:
+            found = installed_path(get_model(args.model))
+        except Exception:
+            found = None
+        if found is not None:
+            args.gguf_path = str(found)
     problem = None if args.gold else check_config(args)
     if problem:
         print(f"the model flags make an invalid configuration:\n{problem}", file=sys.stderr)
         return 2
-    tasks = load_tasks(args.tasks, args.ids, args.repos)
+    tasks = load_tasks(args.tasks, args.ids, args.repos, args.per_repo)
     done = set() if args.rerun else {result_key(r) for r in read_results(args.out)}
     todo = [t for t in tasks if (t["id"], args.provider, args.model or "") not in done]
     if args.limit is not None:

@@ -51,7 +51,13 @@ def find_mirror(repo: str, mirrors_dirs: Sequence[Path], commit: str) -> Path:
 
 
 def checkout(mirror: Path, commit: str, dest: Path) -> Path:
-    """A fresh clone of ``mirror`` at ``commit`` (shared objects, a real ``.git``)."""
+    """A clone of ``mirror`` at ``commit`` (shared objects, a real ``.git``). An existing clone
+    at ``dest`` (the repository's previous task) is moved to ``commit`` and cleaned of anything
+    untracked, so the workspace index it has stays warm, as a user's would."""
+    if (dest / ".git").is_dir():
+        git(dest, "-c", "advice.detachedHead=false", "checkout", "-q", "-f", commit)
+        git(dest, "clean", "-q", "-f", "-d", "-x")
+        return dest
     subprocess.run(
         ["git", "clone", "-q", "--shared", "--no-checkout", str(mirror), str(dest)],
         capture_output=True,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,14 +25,18 @@ from agentic_lsp.llm.providers import check_provider, make_chat_model
 
 MODEL = local_models.CATALOG["qwen2.5-coder-0.5b"]
 GGUF = local_models.installed_path(MODEL)  # at import: the real user cache
+# CI installs the model (make test: scripts/install-local-model.sh) and sets this: there a
+# missing model or runtime fails the suite instead of skipping the real-model tests.
+REQUIRED = os.environ.get("AGENTIC_REQUIRE_LOCAL_MODEL") == "1"
 
 pytestmark = [
     pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None,
+        not REQUIRED and importlib.util.find_spec("llama_cpp") is None,
         reason="needs llama-cpp-python (`agentic-lsp models install NAME` installs it)",
     ),
     pytest.mark.skipif(
-        GGUF is None, reason=f"run `agentic-lsp models install {MODEL.name}` to run this test"
+        not REQUIRED and GGUF is None,
+        reason=f"run `agentic-lsp models install {MODEL.name}` to run this test",
     ),
 ]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -32,17 +33,21 @@ from agentic_lsp.llm.providers import check_provider, make_chat_model
 
 MODEL = local_models.CATALOG["qwen2.5-coder-0.5b"]
 GGUF = local_models.installed_path(MODEL)  # at import: the real user cache
+# CI installs the model (make test: scripts/install-local-model.sh) and sets this: there a
+# missing model or runtime fails the suite instead of skipping the real-model tests.
+REQUIRED = os.environ.get("AGENTIC_REQUIRE_LOCAL_MODEL") == "1"
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
 MISSING = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
-        bool(MISSING),
+        not REQUIRED and bool(MISSING),
         reason=f"needs llama-cpp-python[server] (missing: {', '.join(MISSING)})",
     ),
     pytest.mark.skipif(
-        GGUF is None, reason=f"run `agentic-lsp models install {MODEL.name}` to run this test"
+        not REQUIRED and GGUF is None,
+        reason=f"run `agentic-lsp models install {MODEL.name}` to run this test",
     ),
 ]
 

@@ -15,33 +15,10 @@ from rich.console import Console
 
 from agentic_lsp.config import LoadedSettings
 from agentic_lsp.errors import AgenticError
+from agentic_lsp.llm.metering import describe_usage
 from agentic_lsp.workflows.events import RunEvent, RunReport
 
 _MARK = {True: "ok", False: "FAILED"}
-
-
-def usage_line(usage: dict[str, Any]) -> str:
-    """``3 model calls, 4,210 prompt + 512 completion tokens (orchestrator 1/…, fix 2/…)``."""
-    calls = usage.get("calls", 0)
-    if not calls:
-        return "no model calls"
-    text = (
-        f"{calls} model call(s), {usage.get('prompt_tokens', 0):,} prompt + "
-        f"{usage.get('completion_tokens', 0):,} completion"
-    )
-    stages = usage.get("by_stage") or {}
-    if stages:
-        text += (
-            " ("
-            + ", ".join(
-                f"{stage} {u['prompt_tokens']:,}+{u['completion_tokens']:,}"
-                for stage, u in stages.items()
-            )
-            + ")"
-        )
-    if usage.get("uncounted_calls"):
-        text += f"; {usage['uncounted_calls']} call(s) without counts from the provider"
-    return text
 
 
 class EventPrinter:
@@ -94,7 +71,7 @@ class EventPrinter:
         elif kind == "run_finished":
             extra = f": {d['error']}" if d.get("error") else ""
             self.line(f"run {d['status']}{extra}")
-            self.line(f"tokens: {usage_line(d.get('usage') or {})}")
+            self.line(f"tokens: {describe_usage(d.get('usage') or {})}")
 
 
 async def _run(

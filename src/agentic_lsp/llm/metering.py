@@ -146,3 +146,27 @@ async def metered_ainvoke(
             )
         )
     return reply
+
+
+def describe_usage(usage: dict[str, Any]) -> str:
+    """``3 model calls, 4,210 prompt + 512 completion tokens (orchestrator 1/…, fix 2/…)``."""
+    calls = usage.get("calls", 0)
+    if not calls:
+        return "no model calls"
+    text = (
+        f"{calls} model call(s), {usage.get('prompt_tokens', 0):,} prompt + "
+        f"{usage.get('completion_tokens', 0):,} completion"
+    )
+    stages = usage.get("by_stage") or {}
+    if stages:
+        text += (
+            " ("
+            + ", ".join(
+                f"{stage} {u['prompt_tokens']:,}+{u['completion_tokens']:,}"
+                for stage, u in stages.items()
+            )
+            + ")"
+        )
+    if usage.get("uncounted_calls"):
+        text += f"; {usage['uncounted_calls']} call(s) without counts from the provider"
+    return text

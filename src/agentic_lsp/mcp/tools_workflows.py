@@ -19,6 +19,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from agentic_lsp.changes.patch import changeset_diff
+from agentic_lsp.llm.metering import describe_usage
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
 from agentic_lsp.mcp.changeset_replies import changeset_summary
 from agentic_lsp.mcp.render import Reply
@@ -108,6 +109,7 @@ async def report_run(engine: Engine, reply: Reply, report: RunReport) -> None:
     reply.line(f"run {report.run_id}: {report.status}  workflow: {report.workflow or '?'}")
     if report.provider:
         reply.line(f"model: {clean(report.provider)}")
+    reply.line(f"tokens: {describe_usage(report.usage)}")
     if report.reasoning:
         reply.block(report.reasoning, "orchestrator reasoning (model output)")
     for stage, why in report.skipped_stages.items():
@@ -124,7 +126,7 @@ async def report_run(engine: Engine, reply: Reply, report: RunReport) -> None:
     if report.test_output:
         reply.block(report.test_output[-4000:], "test output (tail)")
     reply.data.update(run_id=report.run_id, status=report.status, workflow=report.workflow,
-                      changeset_id=report.changeset_id)  # fmt: skip
+                      changeset_id=report.changeset_id, usage=report.usage)  # fmt: skip
     if not report.changeset_id:
         reply.line("no changeset was proposed")
         return
