@@ -13,9 +13,9 @@ whose message says they fix something, that change one or two non-test Python so
 that list is a person's job (the task text must describe the bug without giving the fix away).
 
 ``build`` reads the seeds (one JSON object a line: ``repo``, ``fix_commit``, ``task_source``
-("commit" or "changelog"), optional ``drop_lines`` (substrings of message/changelog lines to
-drop because they state the code change), optional ``test_requirements`` override and optional
-``drop_paragraphs`` (likewise, whole paragraphs), optional ``note``), and for each one:
+("commit" or "changelog"), optional ``drop_lines`` and ``drop_paragraphs``: substrings of the
+message's or changelog's lines / paragraphs to drop because they state the code change rather
+than the bug), and for each one:
 
 1. clones the repository from a local bare mirror (``--mirror owner/name=PATH``, else
    ``<mirrors-dir>/<owner>+<name>[/repo]`` for each ``--mirrors-dir``) into a scratch checkout;
@@ -508,7 +508,7 @@ def build_task(
     if not test_files:
         raise ValueError("no test module among the changed test files")
 
-    requirements = seed.get("test_requirements") or REPO_REQUIREMENTS[repo]
+    requirements = REPO_REQUIREMENTS[repo]
     python = venv_python(repo)
     if not python.exists():
         raise FileNotFoundError(f"no venv for {repo} (run with --setup-venvs)")
