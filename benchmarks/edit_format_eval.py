@@ -39,6 +39,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from agentic_lsp.agents.code import SYSTEM
 from agentic_lsp.agents.edit_apply import apply_reply
 from agentic_lsp.agents.prompting import EDIT_FORMATS, render_files
+from agentic_lsp.agents.tools import TOOL_HELP
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.config import IndexSettings, LLMSettings
 from agentic_lsp.llm.metering import usage_of
@@ -85,7 +86,8 @@ def reason_of(errors: list[str], edits: dict[str, Any]) -> str:
 async def one(model: Any, task: dict[str, Any], root: Path, fmt: str, args: argparse.Namespace):
     view = WorkspaceView(ReadableFiles(root, IndexSettings()))
     files = {p: view.read(p) or "" for p in task["gold_files"]}
-    messages = [SystemMessage(SYSTEM), HumanMessage(prompt_for(task, files, fmt))]
+    system = SYSTEM.replace(TOOL_HELP, "").rstrip()  # as small models get it (no tools)
+    messages = [SystemMessage(system), HumanMessage(prompt_for(task, files, fmt))]
     started = time.perf_counter()
     reply = await model.ainvoke(messages)
     seconds = time.perf_counter() - started

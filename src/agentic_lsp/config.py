@@ -101,6 +101,13 @@ class LLMSettings(_Section):
             "format are accepted whatever is asked."
         ),
     )
+    model_tools: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description=(
+            "Offer models the index tools (definition, references, search, read) before they "
+            "answer. 'auto': off for small local models (llamacpp), on otherwise."
+        ),
+    )
     model_queries: Literal["auto", "on", "off"] = Field(
         "auto",
         description=(

@@ -63,8 +63,8 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "index.background_function_embeddings": ("repo", ""),
     "index.watch": ("repo", ""),
     "index.debounce_ms": ("repo", ""),
-    # llm: every key picks a host, a provider, a model or a file to load (but edit_format and
-    # model_queries, which only shape prompts)
+    # llm: every key picks a host, a provider, a model or a file to load (but edit_format,
+    # model_queries and model_tools, which only shape prompts)
     "llm.provider": ("user", _HOSTS),
     "llm.ollama_host": ("user", _HOSTS),
     "llm.model": ("user", _HOSTS),
@@ -78,6 +78,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "llm.script_path": ("user", "replaces the model with a script file"),
     "llm.edit_format": ("repo", ""),
     "llm.model_queries": ("repo", ""),
+    "llm.model_tools": ("repo", ""),
     # changes
     "changes.commit_on_accept": ("user", "decides whether accepting a change makes git commits"),
     # mcp

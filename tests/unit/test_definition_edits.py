@@ -134,10 +134,14 @@ def test_the_edit_format_asked_for_follows_the_setting_and_provider() -> None:
     from agentic_lsp.config import LLMSettings
     from agentic_lsp.llm.model_profile import ModelProfile, profile_for
 
-    assert profile_for(LLMSettings(provider="llamacpp")) == ModelProfile("definitions", False)
-    assert profile_for(LLMSettings(provider="ollama")) == ModelProfile("search_replace", True)
-    chosen = LLMSettings(provider="llamacpp", edit_format="search_replace", model_queries="on")
-    assert profile_for(chosen) == ModelProfile("search_replace", True)
+    small = ModelProfile("definitions", model_queries=False, tools=False)
+    assert profile_for(LLMSettings(provider="llamacpp")) == small
+    large = ModelProfile("search_replace", model_queries=True, tools=True)
+    assert profile_for(LLMSettings(provider="ollama")) == large
+    chosen = LLMSettings(
+        provider="llamacpp", edit_format="search_replace", model_queries="on", model_tools="on"
+    )
+    assert profile_for(chosen) == large
     assert not profile_for(LLMSettings(provider="openai", model_queries="off")).model_queries
     assert "<<<<<<< SEARCH" in EDIT_FORMATS["search_replace"]
     assert "whole definition" in EDIT_FORMATS["definitions"]

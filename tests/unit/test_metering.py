@@ -46,3 +46,21 @@ async def test_a_call_outside_a_run_is_not_recorded_anywhere() -> None:
     model = ScriptedChatModel(script=Script.from_steps(["ok"]), role="code")
     await metered_ainvoke(model, [HumanMessage("hi")])
     assert meter.calls == []
+
+
+async def test_without_tools_the_model_is_not_told_of_them_and_answers_once() -> None:
+    from langchain_core.messages import SystemMessage
+
+    from agentic_lsp.agents.tools import TOOL_HELP, converse
+
+    script = Script.from_steps(["TOOL: read app.py", "never asked"])
+    model = ScriptedChatModel(script=script, role="code")
+
+    class NoTools:
+        enabled = False
+
+    reply = await converse(model, [SystemMessage("Be careful.\n" + TOOL_HELP), HumanMessage("fix")],
+                           NoTools())  # type: ignore[arg-type]  # fmt: skip
+    assert reply == "TOOL: read app.py"  # final: not run as a tool call
+    [call] = script.calls
+    assert "TOOL:" not in call.messages[0][1] and call.messages[0][1] == "Be careful."

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.errors import AgenticError
@@ -52,10 +52,20 @@ def _excerpt(text: str, start: int, end: int, max_lines: int = 80) -> str:
 
 
 class IndexTools:
-    def __init__(self, navigation: Navigation, searcher: Searcher, view: WorkspaceView) -> None:
+    def __init__(
+        self,
+        navigation: Navigation,
+        searcher: Searcher,
+        view: WorkspaceView,
+        *,
+        enabled: bool = True,
+    ) -> None:
         self.navigation = navigation
         self.searcher = searcher
         self.view = view
+        self.enabled = (
+            enabled  # False: models are not offered tools (small models, llm.model_tools)
+        )
         self.calls: list[tuple[str, str]] = []
 
     async def call(self, name: str, argument: str) -> str:
@@ -130,8 +140,19 @@ async def converse(
     *,
     max_rounds: int = MAX_ROUNDS,
 ) -> str:
-    """The model's final reply, after answering up to ``max_rounds`` rounds of tool calls."""
+    """The model's final reply, after answering up to ``max_rounds`` rounds of tool calls.
+
+    With ``tools.enabled`` off, the model is not told about tools (their help is taken out of
+    the system prompt) and its one reply is final."""
     history = list(messages)
+    if not tools.enabled:
+        history = [
+            SystemMessage(str(m.content).replace(TOOL_HELP, "").rstrip())
+            if isinstance(m, SystemMessage)
+            else m
+            for m in history
+        ]
+        max_rounds = 0
     for round_number in range(max_rounds + 1):
         text = reply_text(await metered_ainvoke(model, history))
         calls = parse_calls(text)

@@ -1,11 +1,14 @@
-"""How a run adapts to its model: which edit format the prompt asks for, and whether the model
-writes search queries (``llm.edit_format``, ``llm.model_queries``).
+"""How a run adapts to its model: which edit format the prompt asks for, whether the model
+writes search queries, and whether it is offered tools (``llm.edit_format``,
+``llm.model_queries``, ``llm.model_tools``).
 
 ``auto`` treats the ``llamacpp`` provider as a small local model (the installable models are
 0.5B and 1.5B): it is asked for whole definitions, which such models reproduce more reliably
 than exact SEARCH lines, and retrieval searches with the task text alone, which saves a model
 call per stage (a 1.5B model on two cores spends 30-40 s on one) and loses little: retrieval
-reads paths, tracebacks and identifiers from the whole task itself. Replies in either edit
+reads paths, tracebacks and identifiers from the whole task itself. Nor is it offered tools:
+small models answer with tool lines round after round instead of the edit (seen in the
+workflow eval), while the files they may edit are in the prompt whole anyway. Replies in either edit
 format are accepted whatever is asked.
 """
 
@@ -22,6 +25,7 @@ SMALL_MODEL_PROVIDERS = frozenset({"llamacpp"})
 class ModelProfile:
     edit_format: str
     model_queries: bool
+    tools: bool
 
 
 def profile_for(settings: LLMSettings) -> ModelProfile:
@@ -29,5 +33,8 @@ def profile_for(settings: LLMSettings) -> ModelProfile:
     edit_format = settings.edit_format
     if edit_format == "auto":
         edit_format = "definitions" if small else "search_replace"
-    queries = settings.model_queries
-    return ModelProfile(edit_format, (not small) if queries == "auto" else queries == "on")
+
+    def choose(value: str) -> bool:
+        return (not small) if value == "auto" else value == "on"
+
+    return ModelProfile(edit_format, choose(settings.model_queries), choose(settings.model_tools))

@@ -265,6 +265,7 @@ class WorkflowRun:
             tests=tests,
             max_iterations=settings.max_iterations,
             edit_format=profile.edit_format,
+            model_tools=profile.tools,
         )
         executor = StageExecutor(env)
 

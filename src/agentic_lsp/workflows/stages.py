@@ -63,6 +63,7 @@ class StageEnv:
     tests: TestRunner
     max_iterations: int
     edit_format: str = "search_replace"
+    model_tools: bool = True
 
 
 def _diff(view: WorkspaceView, edits: Mapping[str, str | None]) -> str:
@@ -196,7 +197,7 @@ class StageExecutor:
         env = self.env
         readable = env.index.navigation.readable
         specs = stage.spec.agent_specs
-        tools = IndexTools(env.index.navigation, env.index.searcher, view)
+        tools = IndexTools(env.index.navigation, env.index.searcher, view, enabled=env.model_tools)
         earlier = _earlier(state)
         contexts = [
             AgentContext(
