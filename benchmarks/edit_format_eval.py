@@ -77,6 +77,7 @@ def reason_of(errors: list[str], edits: dict[str, Any]) -> str:
         ("the file exists", "fence for an existing file"),
         ("refused", "path refused"),
         ("cut off", "reply cut off"),
+        ("only new files", "new file instead of an edit"),
     ):
         if key in text:
             return label
@@ -94,12 +95,16 @@ async def one(model: Any, task: dict[str, Any], root: Path, fmt: str, args: argp
     text = reply.content if isinstance(reply.content, str) else str(reply.content)
     prompt_tokens, completion_tokens, _ = usage_of(reply)
     outcome = apply_reply(view, text, max_file_bytes=2_000_000)
+    if outcome.ok and outcome.edits and not any(view.read(p) is not None for p in outcome.edits):
+        outcome.errors.append("only new files: " + ", ".join(sorted(outcome.edits)))
     record: dict[str, Any] = {
         "id": task["id"],
         "repo": task["repo"],
         "model": args.model,
         "format": fmt,
-        "followed": outcome.ok and bool(outcome.edits),
+        # Followed: edits that apply cleanly and change a file that exists (a parroted example
+        # that creates a new file is not following the format).
+        "followed": outcome.ok and any(view.read(p) is not None for p in outcome.edits),
         "reason": "" if outcome.ok and outcome.edits else reason_of(outcome.errors, outcome.edits),
         "errors": outcome.errors[:3],
         "prompt_tokens": prompt_tokens,

@@ -27,16 +27,16 @@ the whole content
 Paths are relative to the workspace root. Use several blocks for several changes."""
 
 DEFINITIONS_FORMAT = """Reply with the complete new code of each function, method or class you
-change (a sentence before it is fine). For each one, give the file's path on one line, then a
-code fence holding the whole definition: its decorators, signature and entire body, as it
-should read after the change. Change nothing else in it. Example:
-src/app.py
-```python
-def add(a, b):
-    return a + b
+change (a sentence before it is fine). For each one, give the path of the file it is in (one
+of the files above) on one line, then a code fence holding the whole definition: its
+decorators, signature and entire body, as it should read after the change:
+path/of/the/file
 ```
-To add code that is not a whole definition (an import, a constant), use a block:
-src/app.py
+the complete new definition
+```
+Do not repeat definitions you do not change. To add code that is not a whole definition (an
+import, a constant), use a block:
+path/of/the/file
 <<<<<<< SEARCH
 exact lines copied from the file
 =======
