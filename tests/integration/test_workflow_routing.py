@@ -392,3 +392,34 @@ async def test_orchestrator_sees_project_facts_and_its_decision_is_cached(engine
     assert [c.role for c in script.calls] == ["retrieval", "analysis"]
     assert next(e for e in events if e.kind == "orchestrator_decision").data["cached"] is True
     assert second.usage["by_stage"].get("orchestrator") is None
+
+
+class SmallWindowModel(ScriptedChatModel):
+    """The scripted double with a declared context window and a word-counting tokenizer."""
+
+    n_ctx: int = 520
+    max_tokens: int = 200
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+async def test_the_prompt_fits_the_model_context_window(engine: Engine) -> None:
+    def words(script: Script) -> int:
+        [call] = script.calls
+        return sum(len(text.split()) for _, text in call.messages)
+
+    service, unbounded = scripted(engine, [{"role": "code", "reply": FIX_TOTAL}])
+    await run(service, "round cart totals to cents", "t_code_retry")
+    room = SmallWindowModel.model_fields["n_ctx"].default - 200 - 64
+    assert words(unbounded) > room  # without a window the prompt would not fit
+
+    script = Script.from_steps([{"role": "code", "reply": FIX_TOTAL}])
+
+    async def factory(roles: list[str]) -> dict[str, ScriptedChatModel]:
+        return {role: SmallWindowModel(script=script, role=role) for role in roles}
+
+    service = WorkflowService(engine.run_ports(), factory)
+    report, _ = await run(service, "round cart totals to cents", "t_code_retry")
+    assert words(script) <= room, words(script)
+    assert report.status in ("succeeded", "aborted")  # whatever the edit: no overflow error

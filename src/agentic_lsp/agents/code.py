@@ -18,7 +18,7 @@ from agentic_lsp.agents.prompting import (
 )
 from agentic_lsp.agents.tools import TOOL_HELP, converse
 from agentic_lsp.errors import ProviderError
-from agentic_lsp.llm.token_count import token_counter
+from agentic_lsp.llm.token_count import prompt_room, token_counter
 
 SYSTEM = (
     "You are a careful senior software engineer. You change code with minimal, correct edits "
@@ -42,8 +42,14 @@ async def ask_for_edits(ctx: AgentContext, system: str, goal: str) -> str:
     """One conversation (with tool rounds) that should end in edit blocks; returns the reply."""
     assert ctx.model is not None
     count = token_counter(ctx.model)
-    files = await asyncio.to_thread(editable_files, ctx, ctx.token_budget, count)
-    used = sum(count(text) for text in files.values())
+    reply_format = "## Reply format\n" + EDIT_FORMATS.get(ctx.edit_format, EDIT_FORMAT)
+    fixed = await asyncio.to_thread(count, system + stage_prompt(ctx, goal, reply_format))
+    budget = ctx.token_budget
+    room = prompt_room(ctx.model)
+    if room is not None:  # the model's context window is the harder limit
+        budget = max(0, min(budget, room - fixed))
+    files = await asyncio.to_thread(editable_files, ctx, budget, count)
+    used = sum(count(text) + 10 for text in files.values())
     # One budget for the stage: the whole files the model edits first, then snippets of other
     # files in what is left. A file shown whole is never repeated as snippets.
     context = await asyncio.to_thread(
@@ -51,17 +57,11 @@ async def ask_for_edits(ctx: AgentContext, system: str, goal: str) -> str:
             ctx.retrieval,
             ctx.enriched,
             shown_whole=set(files),
-            budget=max(0, ctx.token_budget - used),
+            budget=max(0, budget - used),
             count=count,
         )
     )
-    prompt = stage_prompt(
-        ctx,
-        context,
-        render_files(files),
-        goal,
-        "## Reply format\n" + EDIT_FORMATS.get(ctx.edit_format, EDIT_FORMAT),
-    )
+    prompt = stage_prompt(ctx, context, render_files(files), goal, reply_format)
     return await converse(ctx.model, [SystemMessage(system), HumanMessage(prompt)], ctx.tools)
 
 

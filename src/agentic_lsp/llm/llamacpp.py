@@ -16,6 +16,7 @@ import importlib.util
 import os
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -102,6 +103,19 @@ class LlamaCppChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"gguf_path": self.gguf_path, "n_ctx": self.n_ctx}
 
+    @contextmanager
+    def _context_errors(self) -> Iterator[None]:
+        """llama.cpp refuses a prompt longer than the context window with a ValueError."""
+        try:
+            yield
+        except ValueError as exc:
+            if "context window" not in str(exc) and "exceed" not in str(exc):
+                raise
+            raise ProviderError(
+                f"the prompt does not fit the model's context of {self.n_ctx} tokens ({exc})",
+                "raise llm.context_tokens, or lower the workflow's retrieval token_budgets",
+            ) from None
+
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` in this model's own vocabulary (prompt budgets use it)."""
         with self._lock:
@@ -155,7 +169,7 @@ class LlamaCppChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        with self._lock:
+        with self._lock, self._context_errors():
             request = self._request(messages, stop, kwargs.get("json_schema"))
             out = self._model().create_chat_completion(**request)
         choice = out["choices"][0]
@@ -183,7 +197,7 @@ class LlamaCppChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        with self._lock:
+        with self._lock, self._context_errors():
             parts = self._model().create_chat_completion(
                 **self._request(messages, stop, kwargs.get("json_schema")), stream=True
             )

@@ -13,6 +13,7 @@ from typing import Any
 
 TokenCounter = Callable[[str], int]
 CHARS_PER_TOKEN = 4
+TEMPLATE_MARGIN = 64  # chat-template tokens around the messages
 
 
 def estimate_tokens(text: str) -> int:
@@ -23,3 +24,14 @@ def token_counter(model: Any) -> TokenCounter:
     """``model.count_tokens`` when the model has a tokenizer, else :func:`estimate_tokens`."""
     count = getattr(model, "count_tokens", None)
     return count if callable(count) else estimate_tokens
+
+
+def prompt_room(model: Any) -> int | None:
+    """Tokens a prompt may take on ``model``: its context window less the reply's room and a
+    margin for the chat template, when the model declares a window (``n_ctx`` and
+    ``max_tokens``: the in-process llama.cpp model); ``None`` otherwise."""
+    n_ctx = getattr(model, "n_ctx", None)
+    reply = getattr(model, "max_tokens", None)
+    if not isinstance(n_ctx, int) or not isinstance(reply, int):
+        return None
+    return max(0, n_ctx - reply - TEMPLATE_MARGIN)
