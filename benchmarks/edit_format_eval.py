@@ -42,6 +42,7 @@ from agentic_lsp.agents.prompting import EDIT_FORMATS, render_files
 from agentic_lsp.agents.tools import TOOL_HELP
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.config import IndexSettings, LLMSettings
+from agentic_lsp.errors import ProviderError
 from agentic_lsp.llm.metering import usage_of
 from agentic_lsp.llm.providers import make_chat_model
 from agentic_lsp.navigation import ReadableFiles
@@ -90,7 +91,13 @@ async def one(model: Any, task: dict[str, Any], root: Path, fmt: str, args: argp
     system = SYSTEM.replace(TOOL_HELP, "").rstrip()  # as small models get it (no tools)
     messages = [SystemMessage(system), HumanMessage(prompt_for(task, files, fmt))]
     started = time.perf_counter()
-    reply = await model.ainvoke(messages)
+    try:
+        reply = await model.ainvoke(messages)
+    except ProviderError as exc:  # e.g. the gold file alone overflows the context window
+        return {"id": task["id"], "repo": task["repo"], "model": args.model, "format": fmt,
+                "followed": False, "solved": False, "reason": "provider error",
+                "errors": [exc.message], "prompt_tokens": 0, "completion_tokens": 0,
+                "seconds": round(time.perf_counter() - started, 1), "reply_head": ""}  # fmt: skip
     seconds = time.perf_counter() - started
     text = reply.content if isinstance(reply.content, str) else str(reply.content)
     prompt_tokens, completion_tokens, _ = usage_of(reply)
