@@ -145,3 +145,25 @@ def test_the_edit_format_asked_for_follows_the_setting_and_provider() -> None:
     assert not profile_for(LLMSettings(provider="openai", model_queries="off")).model_queries
     assert "<<<<<<< SEARCH" in EDIT_FORMATS["search_replace"]
     assert "whole definition" in EDIT_FORMATS["definitions"]
+
+
+def test_a_placeholder_prefix_on_the_path_is_dropped_only_when_the_content_fits(
+    view: WorkspaceView,
+) -> None:
+    reply = "path/to/shop.py\n```python\ndef tax(amount):\n    return 0\n```\n"
+    outcome = apply(view, reply)
+    assert outcome.ok and list(outcome.edits) == ["shop.py"]
+    block = "x/shop.py\n<<<<<<< SEARCH\n    return amount * 0.2\n=======\n    return 0\n"
+    block += ">>>>>>> REPLACE\n"
+    assert list(apply(view, block).edits) == ["shop.py"]
+    new = "lib/shop.py\n```python\ndef fresh():\n    return 1\n```\n"  # fits nothing there: new
+    assert list(apply(view, new).edits) == ["lib/shop.py"]
+
+
+def test_an_empty_new_file_is_refused(view: WorkspaceView) -> None:
+    for reply in (
+        "path/to/shop.py\n```python\n```\n",
+        "a.py\n<<<<<<< NEW FILE\n\n>>>>>>> NEW FILE\n",
+    ):
+        outcome = apply(view, reply)
+        assert not outcome.ok and "a new file with no content" in outcome.errors[0]

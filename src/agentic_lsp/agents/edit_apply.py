@@ -59,6 +59,31 @@ def _syntax_problems(path: str, before: str | None, after: str) -> list[str]:
     return [f"{path}: the edit leaves a {language} syntax error ({shown})"]
 
 
+def _fits(block: EditBlock, rel: str, text: str) -> bool:
+    if block.search.strip():
+        return block.search.strip() in text
+    return block.fenced and not isinstance(definition_edits(rel, text, block.replace), str)
+
+
+def _placed(view: WorkspaceView, block: EditBlock) -> EditBlock:
+    """A block for a path that does not exist whose content fits a file at a trailing part of
+    that path (``path/to/pkg/mod.py`` for ``pkg/mod.py``: small models copy placeholder
+    prefixes) is moved there. Only when the content fits: a real new file stays new."""
+    if (block.is_new_file and not block.fenced) or view.read(block.path) is not None:
+        return block
+    parts = block.path.split("/")
+    for start in range(1, len(parts)):
+        rel = "/".join(parts[start:])
+        try:
+            rel = view.normalize(rel)
+        except AgenticError:
+            continue
+        text = view.read(rel)
+        if text is not None and _fits(block, rel, text):
+            return replace(block, path=rel)
+    return block
+
+
 def _expand_definitions(
     blocks: list[EditBlock], originals: dict[str, str], errors: list[str]
 ) -> list[EditBlock]:
@@ -99,6 +124,7 @@ def apply_reply(
             outcome.errors.append(f"edit to {rel!r} refused: {refusal}")
             continue
         blocks.append(replace(block, path=rel))
+    blocks = [_placed(view, block) for block in blocks]
     originals: dict[str, str] = {}
     for rel in dict.fromkeys(b.path for b in blocks):
         text = view.read(rel)

@@ -27,16 +27,11 @@ the whole content
 Paths are relative to the workspace root. Use several blocks for several changes."""
 
 DEFINITIONS_FORMAT = """Reply with the complete new code of each function, method or class you
-change (a sentence before it is fine). For each one, give the path of the file it is in (one
-of the files above) on one line, then a code fence holding the whole definition: its
-decorators, signature and entire body, as it should read after the change:
-path/of/the/file
-```
-the complete new definition
-```
+change (a sentence before it is fine). For each one, write the file's path exactly as it is
+written above its content, on a line of its own, then a code fence holding the whole
+definition: its decorators, signature and entire body, as it should read after the change.
 Do not repeat definitions you do not change. To add code that is not a whole definition (an
-import, a constant), use a block:
-path/of/the/file
+import, a constant), write the file's path, then a block:
 <<<<<<< SEARCH
 exact lines copied from the file
 =======

@@ -244,6 +244,9 @@ def apply_edit_blocks(files: Mapping[str, str], blocks: Sequence[EditBlock]) -> 
                     f"{label}: the file already exists; change it with SEARCH/REPLACE blocks"
                 )
                 continue
+            if not block.replace.strip():
+                result.errors.append(f"{label}: a new file with no content")
+                continue
             key = block.path
             new = block.replace
         elif key is None:
