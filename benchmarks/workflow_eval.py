@@ -228,6 +228,11 @@ def describe_report(report: Any, record: dict[str, Any]) -> list[str]:
         {"stage": o.stage, "attempt": o.attempt, "ok": o.ok, "summary": o.summary[:600]}
         for o in outcomes
     ]
+    record["stage_outputs"] = [  # what the model wrote, for reading failures (cut)
+        {"stage": o.stage, "attempt": o.attempt,
+         "outputs": {a: t[:1500] for a, t in o.agent_outputs.items()}}
+        for o in outcomes
+    ]  # fmt: skip
     record["iterations"] = getattr(report, "iterations", 0)
     record["usage"] = usage_of(report)
     calls = getattr(report, "model_calls", None)
