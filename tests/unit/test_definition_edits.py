@@ -110,7 +110,7 @@ def test_a_fence_with_every_definition_is_the_whole_new_file(view: WorkspaceView
 @pytest.mark.parametrize(
     ("reply", "reason"),
     [
-        ("shop.py\n```python\ndef discount(x):\n    return x\n```\n", "no definition named"),
+        ("shop.py\n```python\ndef discount(self, x):\n    return x\n```\n", "a new method needs"),
         ("shop.py\n```python\nprint('no definitions')\n```\n", "the file exists"),
         ("notes.txt\n```\nbye\n```\n", "the file exists"),
         ("shop.py\n```python\ndef tax(amount:\n    return 1\n```\n", "does not parse"),
@@ -167,3 +167,16 @@ def test_an_empty_new_file_is_refused(view: WorkspaceView) -> None:
     ):
         outcome = apply(view, reply)
         assert not outcome.ok and "a new file with no content" in outcome.errors[0]
+
+
+def test_new_top_level_definitions_are_appended(view: WorkspaceView) -> None:
+    reply = (
+        "shop.py\n```python\ndef tax(amount):\n    return 0\n```\n"
+        "shop.py\n```python\ndef discount(x):\n    return x\n\n\ndef test_discount():\n"
+        "    assert discount(1) == 1\n```\n"
+    )
+    outcome = apply(view, reply)
+    assert outcome.ok, outcome.errors
+    text = outcome.edits["shop.py"]
+    assert text.endswith("def tax(amount):\n    return 0\n\n\ndef discount(x):\n    return x\n"
+                         "\n\ndef test_discount():\n    assert discount(1) == 1\n")  # fmt: skip

@@ -5,8 +5,10 @@ Small models follow this format far more often than SEARCH/REPLACE (they reprodu
 well; they copy unchanged lines exactly much less well). Each top-level definition in the fence
 replaces the definition of the same name in the file (a method given alone replaces the method;
 the enclosing class disambiguates), re-indented to where it lands, keeping the old decorators
-when the new definition comes without any. A fence that holds every
-top-level definition of the file is the whole new file. Anything else is a clear error.
+when the new definition comes without any. A top-level definition the file does not have (a new
+test, a new helper) is appended at its end; a new method must come as a block in its class. A
+fence that holds every top-level definition of the file is the whole new file. Anything else
+is a clear error.
 
 The result is ordinary :class:`~agentic_lsp.llm.edits.EditBlock` s (SEARCH = the old definition,
 REPLACE = the new one), applied and checked like any other edit.
@@ -17,7 +19,7 @@ from __future__ import annotations
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.parsing.languages import language_for_path
 from agentic_lsp.index.parsing.parser import parse_file, syntax_errors
-from agentic_lsp.llm.edits import EditBlock
+from agentic_lsp.llm.edits import EditBlock, apply_edit_blocks
 
 
 def _lines(text: str, symbol: Symbol) -> list[str]:
@@ -52,11 +54,27 @@ def _target(symbols: list[Symbol], given: Symbol, path: str) -> Symbol | str:
             "use a SEARCH/REPLACE block for it"
         )
     if not same:
-        return (
-            f"{path}: no definition named {given.name!r} in the file; to add new code use a "
-            "SEARCH/REPLACE block that shows where it goes"
-        )
+        return f"{path}: no definition named {given.name!r} in the file"
     return same[0]
+
+
+def _looks_like_a_method(symbol: Symbol) -> bool:
+    params = symbol.signature.partition("(")[2]
+    return params.lstrip().startswith(("self", "cls"))
+
+
+def _append(path: str, original: str, new_definitions: list[list[str]]) -> EditBlock | str:
+    """New top-level definitions go at the end of the file (a new test, a new helper): one block
+    whose SEARCH is the file's last lines."""
+    last = [line for line in original.rstrip("\n").split("\n")][-3:]
+    anchor = "\n".join(last) + "\n"
+    if not original.strip() or original.count(anchor) != 1:
+        return f"{path}: could not place new definitions at the end of the file; use a block"
+    gap = "\n\n\n" if path.endswith(".py") else "\n\n"
+    added = gap.join(
+        "\n".join(_reindent(lines, _indent_of(lines[0]), "")).rstrip() for lines in new_definitions
+    )
+    return EditBlock(path, anchor, anchor.rstrip("\n") + gap + added + "\n")
 
 
 def definition_edits(path: str, original: str, body: str) -> list[EditBlock] | str:
@@ -80,8 +98,14 @@ def definition_edits(path: str, original: str, body: str) -> list[EditBlock] | s
     if top_level and top_level <= {s.name for s in given}:
         return [EditBlock(path, original, body)]  # the whole file, rewritten
     blocks: list[EditBlock] = []
+    appended: list[list[str]] = []
     for symbol in given:
         target = _target(in_file, symbol, path)
+        if isinstance(target, str) and "no definition named" in target:
+            if _looks_like_a_method(symbol):
+                return f"{target}; a new method needs a SEARCH/REPLACE block inside its class"
+            appended.append(_lines(body, symbol))
+            continue
         if isinstance(target, str):
             return target
         old_lines = _lines(original, target)
@@ -93,4 +117,21 @@ def definition_edits(path: str, original: str, body: str) -> list[EditBlock] | s
         blocks.append(
             EditBlock(path, "\n".join(old_lines) + "\n", "\n".join(new_lines).rstrip() + "\n")
         )
+    if appended:
+        updated = apply_edit_blocks({path: original}, blocks).new_files.get(path, original)
+        block = _append(path, updated, appended)
+        if isinstance(block, str):
+            return block
+        blocks.append(block)
     return blocks
+
+
+def redefines_any(path: str, original: str, body: str) -> bool:
+    """Whether ``body`` holds a top-level definition whose name ``original`` defines."""
+    language = language_for_path(path)
+    if language is None:
+        return False
+    names = {s.name for s in parse_file(path, language, original).symbols}
+    return any(
+        s.name in names for s in parse_file(path, language, body).symbols if s.parent is None
+    )

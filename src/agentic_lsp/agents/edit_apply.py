@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from agentic_lsp.agents.definition_edits import definition_edits
+from agentic_lsp.agents.definition_edits import definition_edits, redefines_any
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.parsing.languages import CODE_LANGUAGES, language_for_path
@@ -62,7 +62,7 @@ def _syntax_problems(path: str, before: str | None, after: str) -> list[str]:
 def _fits(block: EditBlock, rel: str, text: str) -> bool:
     if block.search.strip():
         return block.search.strip() in text
-    return block.fenced and not isinstance(definition_edits(rel, text, block.replace), str)
+    return block.fenced and redefines_any(rel, text, block.replace)
 
 
 def _placed(view: WorkspaceView, block: EditBlock) -> EditBlock:
@@ -87,18 +87,23 @@ def _placed(view: WorkspaceView, block: EditBlock) -> EditBlock:
 def _expand_definitions(
     blocks: list[EditBlock], originals: dict[str, str], errors: list[str]
 ) -> list[EditBlock]:
-    """A bare fence for an existing file holds whole definitions: turn it into edit blocks."""
+    """A bare fence for an existing file holds whole definitions: turn it into edit blocks,
+    each fence read against the file as the reply's earlier blocks left it."""
     out: list[EditBlock] = []
+    current = dict(originals)
     for block in blocks:
-        original = originals.get(block.path)
-        if not (block.fenced and original is not None):
-            out.append(block)
-            continue
-        converted = definition_edits(block.path, original, block.replace)
+        text = current.get(block.path)
+        converted: list[EditBlock] | str = [block]
+        if block.fenced and text is not None:
+            converted = definition_edits(block.path, text, block.replace)
         if isinstance(converted, str):
             errors.append(converted)
-        else:
-            out += converted
+            continue
+        out += converted
+        if text is not None:
+            current[block.path] = apply_edit_blocks({block.path: text}, converted).new_files.get(
+                block.path, text
+            )
     return out
 
 
