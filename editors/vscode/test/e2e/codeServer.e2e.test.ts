@@ -17,7 +17,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { GREET, git, HAVE_SERVER, HELLO, LINES, makeWorkspace, PYTHON, serverEnv } from '../support/workspace';
 
 const EXTENSION = path.resolve(__dirname, '../../..');
@@ -101,6 +101,25 @@ async function until(what: string, condition: () => boolean, timeoutMs = WAIT): 
       throw new Error(`timed out waiting for ${what}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Sets a checkbox and waits until it has held that state across three reads 300 ms apart. */
+async function settleTick(box: Locator, ticked: boolean, timeoutMs = WAIT): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let held = 0;
+  while (held < 3) {
+    if (Date.now() > deadline) {
+      await shot('timeout-settle-tick');
+      throw new Error(`a preview checkbox did not stay ${ticked ? 'ticked' : 'unticked'}`);
+    }
+    if ((await box.isChecked()) === ticked) {
+      held += 1;
+    } else {
+      held = 0;
+      await box.setChecked(ticked);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
   }
 }
 
@@ -261,8 +280,11 @@ test('unticking one of two changes in the refactor preview applies and commits o
   await done.getByRole('button', { name: 'Accept' }).click();
   const apply = page.getByRole('button', { name: 'Apply' });
   await apply.waitFor({ timeout: WAIT });
-  await page.locator('.monaco-list-row[aria-label^="src/lines.py"] input.edit-checkbox').first().check();
-  await page.locator('.monaco-list-row[aria-label*="LINE_30"] input.edit-checkbox').first().uncheck();
+  // The preview tree re-renders while it settles (a file's tick propagates to its rows
+  // asynchronously), so a tick is set and then re-read until it holds.
+  await settleTick(page.locator('.monaco-list-row[aria-label^="src/lines.py"] input.edit-checkbox').first(), true);
+  await settleTick(page.locator('.monaco-list-row[aria-label*="LINE_3 = 3"] input.edit-checkbox').first(), true);
+  await settleTick(page.locator('.monaco-list-row[aria-label*="LINE_30"] input.edit-checkbox').first(), false);
   await shot('7-one-of-two-ticked');
   const commits = Number(git(root, 'rev-list', '--count', 'HEAD'));
   await apply.click();
