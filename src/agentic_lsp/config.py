@@ -132,6 +132,13 @@ class WorkflowSettings(_Section):
     test_command: str | None = None
     test_timeout_s: float = Field(300.0, gt=0)
     max_iterations: int = Field(3, ge=1, le=20)
+    keep_runs: int = Field(
+        200,
+        ge=1,
+        le=100_000,
+        description="Finished runs kept (reports, events) in the workspace's cache; older ones "
+        "are deleted. Runs still running, waiting or interrupted are always kept.",
+    )
     sandbox_network: bool = Field(
         False,
         description="Let sandboxed commands (tests, linters) use the network. User-only setting.",

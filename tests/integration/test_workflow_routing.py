@@ -89,7 +89,11 @@ async def test_success_path_proposes_a_changeset_and_labels_the_scripted_model(
     )
     assert events[0].kind == "run_started" and events[0].data["scripted"] is True
     assert events[-1].kind == "run_finished" and events[-1].data["scripted"] is True
-    assert kinds(events)[:4] == ["run_started", "orchestrator_decision", "plan", "stage_started"]
+    flow = [k for k in kinds(events) if k != "node_state"]
+    assert flow[:4] == ["run_started", "orchestrator_decision", "plan", "stage_started"]
+    states = [(e.data["stage"], e.data["state"]) for e in events if e.kind == "node_state"]
+    assert states == [("edit", "READY"), ("edit", "RUNNING"), ("edit", "COMPLETED")]
+    assert report.stage_states == {"edit": "COMPLETED"}
     assert "changeset_ready" in kinds(events) and report.events == events
     changeset = engine.changes.get(report.changeset_id or "")
     [change] = changeset.files
@@ -305,7 +309,9 @@ async def test_cancel_stops_a_running_workflow(engine: Engine) -> None:
     assert service.cancel(run_id) is False
 
 
-async def test_cancelling_a_waiter_leaves_the_run_and_shutdown_cancels_it(engine: Engine) -> None:
+async def test_cancelling_a_waiter_leaves_the_run_and_shutdown_interrupts_it(
+    engine: Engine,
+) -> None:
     service, _ = scripted(engine, [{"role": "code", "reply": FIX_TOTAL, "delay_s": 30}])
     run_id = await service.start_run("round totals", "t_code_once")
     waiter = asyncio.create_task(service.wait(run_id))
@@ -315,7 +321,9 @@ async def test_cancelling_a_waiter_leaves_the_run_and_shutdown_cancels_it(engine
         await waiter
     assert service.get_report(run_id).status == "running"
     await asyncio.wait_for(service.shutdown(), timeout=15)
-    assert service.get_report(run_id).status == "cancelled"
+    report = service.get_report(run_id)
+    assert report.status == "interrupted"  # kept resumable for the next process
+    assert "resume it" in report.error and "at edit" in report.error
 
 
 async def test_refine_supersedes_and_builds_on_the_previous_proposal(engine: Engine) -> None:

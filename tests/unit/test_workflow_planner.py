@@ -159,11 +159,13 @@ def test_edges_and_mermaid_follow_the_plan(chain) -> None:
         "success": "review",
         "failure": "ABORT",
         "retry": "adaptive_retrieval",
+        "pruned": "review",  # a pruned stage routes on as if skipped
     }
     assert edge_labels(plan, "review") == {
         "success": "DONE",
         "failure": "build",
         "iteration_limit": "ABORT",
+        "pruned": "DONE",
     }
     text = mermaid(plan)
     assert "graph TD;" in text

@@ -107,10 +107,13 @@ def render_context(
 def render_failure(failure: FailureContext | None) -> str:
     if failure is None:
         return ""
-    parts = [
-        f"## The previous attempt failed (stage {failure.stage}, attempt {failure.attempt})",
-        failure.summary,
-    ]
+    where = f"stage {failure.stage}, attempt {failure.attempt}"
+    header = (
+        f"## A reviewer asked for a revision of this stage's work ({where})"
+        if failure.kind == "revision"
+        else f"## The previous attempt failed ({where})"
+    )
+    parts = [header, failure.summary]
     parts += [f"- {error}" for error in failure.errors[:20]]
     if failure.test_output:
         output = failure.test_output[-MAX_TEST_OUTPUT_CHARS:]

@@ -22,6 +22,8 @@ from typing import Any
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from agentic_lsp.llm.guidance import with_guidance
+
 
 @dataclass(frozen=True)
 class ModelCall:
@@ -128,12 +130,14 @@ def usage_of(reply: BaseMessage) -> tuple[int, int, str]:
 async def metered_ainvoke(
     model: BaseChatModel, messages: Sequence[BaseMessage], **kwargs: Any
 ) -> BaseMessage:
-    """``model.ainvoke`` recorded on the run's meter (if any) under the current scope."""
+    """``model.ainvoke`` recorded on the run's meter (if any) under the current scope; messages
+    the user sent to the run since its last call are added first (``llm/guidance.py``)."""
+    stage, role = _SCOPE.get()
+    messages = with_guidance(messages, stage or "(run)", role or "(unknown)")
     started = time.perf_counter()
     reply = await model.ainvoke(list(messages), **kwargs)
     meter = _METER.get()
     if meter is not None:
-        stage, role = _SCOPE.get()
         prompt, completion, counted = usage_of(reply)
         meter.record(
             ModelCall(

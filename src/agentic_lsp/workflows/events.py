@@ -23,9 +23,21 @@ EventKind = Literal[
     "run_finished",  # data: status, changeset_id, error, summary, answer (text runs)
     "model_call",  # data: stage, role, prompt_tokens, completion_tokens, seconds, run totals
     "log",  # data: message, level
+    "node_state",  # data: stage, state (NODE_STATES), reason
+    "review_requested",  # data: stage, question, files, diff (the run waits for respond)
+    "review_answered",  # data: stage, decision (approve | revise), feedback
+    "message",  # data: text, status (queued | delivered), stage, role
+    "run_waiting",  # data: status "waiting_input", stage, question
+    "run_resumed",  # data: from (interrupted | waiting_input), stage
 ]
 
-RunStatus = Literal["running", "succeeded", "failed", "aborted", "cancelled"]
+# ``interrupted``: the process stopped while the run was working (resumable from its
+# checkpoint); ``waiting_input``: a review gate waits for ``respond``.
+RunStatus = Literal[
+    "running", "waiting_input", "interrupted", "succeeded", "failed", "aborted", "cancelled"
+]
+NodeState = Literal["READY", "RUNNING", "WAITING_INPUT", "COMPLETED", "FAILED", "PRUNED", "SKIPPED"]
+NODE_STATES: tuple[str, ...] = NodeState.__args__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -78,3 +90,9 @@ class RunReport:
     model_calls: list[dict[str, Any]] = field(default_factory=list)  # one per model call
     started: float = field(default_factory=time.time)
     finished: float | None = None
+    stage_states: dict[str, str] = field(default_factory=dict)  # stage -> NodeState
+    pending: dict[str, Any] | None = None  # what a waiting review gate asks (WAITING_INPUT)
+    reviews: list[dict[str, Any]] = field(default_factory=list)  # gate answers, in order
+    messages: list[dict[str, Any]] = field(default_factory=list)  # user messages, with delivery
+    pruned: dict[str, str] = field(default_factory=dict)  # stage -> why it was pruned
+    resumed: int = 0  # how many times the run was resumed after an interruption

@@ -5,23 +5,37 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections.abc import Callable
 from typing import Any
 
-from agentic_lsp.workflows.events import EventKind, EventSink, RunEvent, RunReport
+from agentic_lsp.workflows.events import EventKind, EventSink, NodeState, RunEvent, RunReport
 
 log = logging.getLogger(__name__)
 
 
 class RunRecorder:
-    def __init__(self, report: RunReport, sink: EventSink | None = None) -> None:
+    """``persist`` (the run store's journal) hears every event after it joined the report."""
+
+    def __init__(
+        self,
+        report: RunReport,
+        sink: EventSink | None = None,
+        persist: Callable[[RunEvent], None] | None = None,
+    ) -> None:
         self.report = report
         self.sink = sink
+        self.persist = persist
         self._pending: set[asyncio.Task[Any]] = set()
 
     def emit(self, kind: EventKind, **data: Any) -> RunEvent:
         """Record and deliver at once; an async sink is scheduled, a failing sink is logged."""
         event = RunEvent(self.report.run_id, kind, data)
         self.report.events.append(event)
+        if self.persist is not None:
+            try:
+                self.persist(event)
+            except Exception:
+                log.exception("could not persist run event %s", kind)
         if self.sink is None:
             return event
         try:
@@ -33,6 +47,13 @@ class RunRecorder:
         except Exception:
             log.exception("run event sink failed for %s", kind)
         return event
+
+    def node_state(self, stage: str, state: NodeState, reason: str = "") -> None:
+        """A stage node's state changed (READY, RUNNING, WAITING_INPUT, COMPLETED, ...)."""
+        if self.report.stage_states.get(stage) == state and not reason:
+            return
+        self.report.stage_states[stage] = state
+        self.emit("node_state", stage=stage, state=state, reason=reason)
 
     def log(self, message: str, level: str = "info") -> None:
         self.emit("log", message=message, level=level)

@@ -18,6 +18,7 @@ SUCCESS = "success"
 RETRY = "retry"
 FAILURE = "failure"
 ITERATION_LIMIT = "iteration_limit"
+PRUNED = "pruned"  # the user pruned the stage: on to its success target, nothing it did kept
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def decide_route(
 def edge_labels(plan: Plan, stage_id: str) -> dict[str, str]:
     """The conditional edges leaving one stage node: label → node (static, for the graph)."""
     stage = plan.stages[stage_id]
-    labels = {SUCCESS: stage.on_success, FAILURE: stage.on_failure}
+    labels = {SUCCESS: stage.on_success, FAILURE: stage.on_failure, PRUNED: stage.on_success}
     if stage.spec.max_attempts > 1:
         labels[RETRY] = ADAPTIVE_NODE
     if plan.is_back_edge(stage_id, stage.on_success) or plan.is_back_edge(

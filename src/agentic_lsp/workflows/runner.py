@@ -7,6 +7,7 @@ Nothing here raises to the caller: every failure ends as a report with a status 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -14,24 +15,31 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
+from langgraph.types import Command
 
 from agentic_lsp.agents.registry import AGENTS, roles_for
 from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.changes.changeset import Author, Changeset, ProposedEdit
 from agentic_lsp.changes.patch import file_diff
 from agentic_lsp.errors import AgenticError, ChangesetError
+from agentic_lsp.llm.guidance import Inbox, UserMessage, receiving
 from agentic_lsp.llm.metering import Meter, ModelCall, metering, scope
 from agentic_lsp.llm.model_profile import profile_for
 from agentic_lsp.llm.scripted import ScriptedChatModel
+from agentic_lsp.workflows.checkpoints import config as checkpoint_config
 from agentic_lsp.workflows.decision_cache import DecisionCache, decision_key
+from agentic_lsp.workflows.events import RunReport
 from agentic_lsp.workflows.graph import build_graph, mermaid, recursion_limit
 from agentic_lsp.workflows.loader import WorkflowCatalog
 from agentic_lsp.workflows.orchestrator import OrchestratorDecision, decide
-from agentic_lsp.workflows.planner import Plan, assemble_plan
+from agentic_lsp.workflows.planner import Plan, StageChoice, assemble_plan
 from agentic_lsp.workflows.project_facts import gather_facts
 from agentic_lsp.workflows.recorder import RunRecorder
 from agentic_lsp.workflows.retrieval import RetrievalAgent
+from agentic_lsp.workflows.review_gate import ReviewGates
 from agentic_lsp.workflows.schema import DONE
 from agentic_lsp.workflows.stages import StageEnv, StageExecutor
 from agentic_lsp.workflows.state import PendingEdit, RunState
@@ -93,6 +101,42 @@ def _answer(plan: Plan, state: RunState) -> str:
     return "\n\n".join(parts)
 
 
+def current_stage(report: RunReport) -> str:
+    """The stage that is running or waiting (the last one to change state), or ''."""
+    active = [s for s, st in report.stage_states.items() if st in ("RUNNING", "WAITING_INPUT")]
+    return active[-1] if active else ""
+
+
+def rebuild_plan(catalog: WorkflowCatalog, report: RunReport, request: RunRequest) -> Plan:
+    """The plan a stored run was following, from its workflow and its planned stages; refused
+    when the workflow's file changed so that the same stages no longer make the same plan."""
+    if not report.workflow:
+        raise AgenticError(
+            f"run {report.run_id} stopped before it chose a workflow", "start it again"
+        )
+    workflow = catalog.get(report.workflow)
+    choices = {
+        s.id: StageChoice(s.id in report.planned_stages, report.skipped_stages.get(s.id, ""))
+        for s in workflow.stages
+        if not s.required
+    }
+    plan = assemble_plan(
+        workflow,
+        request.task,
+        choices,
+        reasoning=report.reasoning,
+        feedback=request.feedback,
+        source=catalog.sources.get(workflow.name, ""),
+    )
+    if plan.planned != report.planned_stages:
+        raise AgenticError(
+            f"workflow {workflow.name!r} changed since run {report.run_id} started (planned "
+            f"{report.planned_stages}, now {plan.planned}); it cannot resume",
+            "start the task again",
+        )
+    return plan
+
+
 class WorkflowRun:
     def __init__(
         self,
@@ -103,6 +147,7 @@ class WorkflowRun:
         recorder: RunRecorder,
         models: ModelFactory,
         check: ProviderCheck | None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
     ) -> None:
         self.ports = ports
         self.index = index
@@ -112,8 +157,26 @@ class WorkflowRun:
         self.report = recorder.report
         self.make_models = models
         self.check = check
+        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
         self.models: Mapping[str, BaseChatModel] = {}
         self.plan: Plan | None = None
+        self.executor: StageExecutor | None = None
+        self.waiting: dict[str, Any] | None = None  # the question of a review gate
+        self.stopping = False  # set by the service at shutdown: a cancel then interrupts
+        prior = [ModelCall(**call) for call in self.report.model_calls]
+        self.meter = Meter(calls=prior, on_call=self._metered)
+        self.inbox = Inbox(self._message)
+
+    def _message(self, message: UserMessage) -> None:
+        entry = message.as_dict()
+        messages = self.report.messages
+        for i, old in enumerate(messages):
+            if old.get("id") == message.id:
+                messages[i] = entry
+                break
+        else:
+            messages.append(entry)
+        self.recorder.emit("message", **entry)
 
     def _metered(self, call: ModelCall, meter: Meter) -> None:
         self.report.model_calls.append(call.as_dict())
@@ -127,15 +190,29 @@ class WorkflowRun:
             completion_total=total.completion_tokens,
         )
 
-    async def execute(self) -> Any:
+    async def execute(self, resume: Any = None, *, fresh: bool = True) -> Any:
+        """Run from the start (``fresh``), or continue from the run's checkpoint: ``resume`` is
+        the answer to the waiting review gate (``None``: continue an interrupted run)."""
         report = self.report
-        meter = Meter(on_call=self._metered)
+        meter = self.meter
         report.usage = meter.summary()
+        self.waiting = None
         try:
-            with metering(meter):
-                await self._run()
+            with metering(meter), receiving(self.inbox):
+                if fresh:
+                    await self._run()
+                else:
+                    await self._continue(resume)
         except asyncio.CancelledError:
-            report.status, report.error = "cancelled", "the run was cancelled"
+            if self.stopping:
+                where = current_stage(report) or "its start"
+                report.status = "interrupted"
+                report.error = (
+                    f"the server stopped while the run was at {where}; resume it (it goes on "
+                    "from its last completed stage) or cancel it"
+                )
+            else:
+                report.status, report.error = "cancelled", "the run was cancelled"
             raise
         except GraphRecursionError:
             report.status = "failed"
@@ -146,20 +223,42 @@ class WorkflowRun:
             log.exception("workflow run %s failed", report.run_id)
             report.status, report.error = "failed", f"internal error: {exc!r}"
         finally:
-            report.finished = time.time()
-            self.recorder.emit(
-                "run_finished",
-                status=report.status,
-                changeset_id=report.changeset_id,
-                error=report.error,
-                provider=report.provider,
-                scripted=report.scripted,
-                summary=self._summary(),
-                usage=report.usage,
-                answer=report.answer,  # explain / analysis runs answer in text, not a changeset
-            )
-            await self.recorder.flush()
+            if report.status == "waiting_input" and self.waiting is not None:
+                await self.recorder.flush()
+            else:
+                await self._finished()
         return report
+
+    def finish_cancelled(self) -> None:
+        """End a run that waits at a review gate (no task is running to cancel)."""
+        self.report.status, self.report.error = "cancelled", "the run was cancelled"
+        self.report.pending, self.waiting = None, None
+
+    async def close_cancelled(self) -> None:
+        """After :meth:`finish_cancelled`: the end event, and the checkpoints dropped."""
+        await self._finished()
+
+    async def _finished(self) -> None:
+        """The end of this process's work on the run: ``run_finished``, and its checkpoints
+        dropped unless it was interrupted (then they are what it resumes from)."""
+        report = self.report
+        report.finished = time.time()
+        report.pending = None
+        self.recorder.emit(
+            "run_finished",
+            status=report.status,
+            changeset_id=report.changeset_id,
+            error=report.error,
+            provider=report.provider,
+            scripted=report.scripted,
+            summary=self._summary(),
+            usage=report.usage,
+            answer=report.answer,  # explain / analysis runs answer in text, not a changeset
+        )
+        await self.recorder.flush()
+        if report.status != "interrupted":
+            with contextlib.suppress(Exception):  # nothing left to resume
+                await self.checkpointer.adelete_thread(report.run_id)
 
     def _summary(self) -> str:
         r = self.report
@@ -202,11 +301,31 @@ class WorkflowRun:
         event["stages"] = {s.id: {"planned": s.planned, "why": s.why} for s in plan.stages.values()}
         self.recorder.emit("orchestrator_decision", **event)
         self.recorder.emit("plan", **report.plan, mermaid=mermaid(plan))
+        for stage_id in plan.planned:
+            self.recorder.node_state(stage_id, "READY")
+        for stage_id, why in plan.skipped.items():
+            self.recorder.node_state(stage_id, "SKIPPED", why)
         if self.check is not None:
             kinds = {a.kind for sid in plan.planned for a in plan.stages[sid].spec.agent_specs}
             await self.check(["retrieval", *roles_for(kinds)])
-        state = await self._walk(plan)
-        await self._finish(plan, state)
+        initial = RunState(pending_changeset=dict(self.request.seed))
+        state = await self._walk(plan, initial)
+        if state is not None:
+            await self._finish(plan, state)
+
+    async def _continue(self, resume: Any) -> None:
+        """Go on from the checkpoint: after a restart (``resume`` None) or a review answer."""
+        report = self.report
+        if not self.models:
+            self.models = await self.make_models(ALL_ROLES)
+            report.provider, report.scripted = describe_models(self.models)
+        if self.plan is None:
+            self.plan = rebuild_plan(self.catalog, report, self.request)
+        report.status, report.error = "running", ""
+        graph_input: Any = None if resume is None else Command(resume=resume)
+        state = await self._walk(self.plan, graph_input)
+        if state is not None:
+            await self._finish(self.plan, state)
 
     def _facts_and_key(self) -> tuple[str, str]:
         req, ports = self.request, self.ports
@@ -245,7 +364,9 @@ class WorkflowRun:
             await asyncio.to_thread(cache.put, key, decision)
         return decision
 
-    async def _walk(self, plan: Plan) -> RunState:
+    async def _walk(self, plan: Plan, graph_input: Any) -> RunState | None:
+        """Run the graph from ``graph_input`` (the initial state, a resume command, or None to
+        continue a checkpoint); None when the run stopped at a review gate to wait."""
         ports = self.ports
         settings = ports.settings.workflows
         profile = profile_for(ports.settings.llm)
@@ -266,8 +387,11 @@ class WorkflowRun:
             max_iterations=settings.max_iterations,
             edit_format=profile.edit_format,
             model_tools=profile.tools,
+            pruned=set(self.report.pruned),
         )
         executor = StageExecutor(env)
+        self.executor = executor
+        gates = ReviewGates(env)
 
         def stage_node(stage_id: str) -> Callable[[RunState], Awaitable[dict[str, Any]]]:
             async def node(state: RunState) -> dict[str, Any]:
@@ -275,11 +399,43 @@ class WorkflowRun:
 
             return node
 
-        graph = build_graph(plan, stage_node, executor.adaptive)
-        limit = recursion_limit(plan, settings.max_iterations)
-        initial = RunState(pending_changeset=dict(self.request.seed))
-        final = await graph.ainvoke(initial, config={"recursion_limit": limit})
+        graph = build_graph(
+            plan,
+            stage_node,
+            executor.adaptive,
+            review_node=gates.review_node,
+            gate_node=gates.gate_node,
+            checkpointer=self.checkpointer,
+        )
+        config = checkpoint_config(
+            self.report.run_id, recursion_limit(plan, settings.max_iterations)
+        )
+        final = await graph.ainvoke(graph_input, config=config)
+        snapshot = await graph.aget_state(config)
+        if snapshot.interrupts:
+            self._wait(snapshot.interrupts[0].value)
+            return None
         return final if isinstance(final, RunState) else RunState.model_validate(final)
+
+    def _wait(self, question: Any) -> None:
+        question = question if isinstance(question, dict) else {"question": str(question)}
+        stage = str(question.get("stage", ""))
+        self.waiting = question
+        report = self.report
+        report.status, report.pending = "waiting_input", question
+        self.recorder.node_state(stage, "WAITING_INPUT", str(question.get("question", "")))
+        self.recorder.emit("review_requested", **question)
+        self.recorder.emit("run_waiting", status="waiting_input", stage=stage, question=question)
+
+    def prune(self, stage_id: str, why: str) -> bool:
+        """Prune a planned stage: skipped when reached, cancelled if running (True then)."""
+        self.report.pruned[stage_id] = why
+        if self.executor is None:
+            return False
+        running = self.executor.prune(stage_id)
+        if not running:
+            self.recorder.node_state(stage_id, "PRUNED", why)
+        return running
 
     async def _finish(self, plan: Plan, state: RunState) -> None:
         report = self.report

@@ -164,6 +164,14 @@ class StageSpec(_Strict):
     next_on_success: str
     next_on_failure: str = ABORT
     max_attempts: int = Field(1, ge=1, le=10)
+    review: Literal["none", "human", "agent"] = Field(
+        "none",
+        description=(
+            "After the stage succeeds: 'human' waits for a person to approve or ask for a "
+            "revision; 'agent' lets a review agent approve, ask for a revision, or hand it to a "
+            "person."
+        ),
+    )
 
     @field_validator("agents", mode="before")
     @classmethod

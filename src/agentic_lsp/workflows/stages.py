@@ -16,7 +16,7 @@ import asyncio
 import difflib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -31,7 +31,7 @@ from agentic_lsp.workflows.events import StageOutcome
 from agentic_lsp.workflows.planner import Plan, PlannedStage
 from agentic_lsp.workflows.recorder import RunRecorder
 from agentic_lsp.workflows.retrieval import RetrievalAgent
-from agentic_lsp.workflows.routing import decide_route, stage_failed
+from agentic_lsp.workflows.routing import PRUNED, SUCCESS, decide_route, stage_failed
 from agentic_lsp.workflows.schema import AgentSpec
 from agentic_lsp.workflows.stage_attempt import StageAttempt, usage_since
 from agentic_lsp.workflows.state import (
@@ -64,16 +64,19 @@ class StageEnv:
     max_iterations: int
     edit_format: str = "search_replace"
     model_tools: bool = True
+    pruned: set[str] = field(default_factory=set)  # stages the user pruned (skip or cancel)
 
 
-def _diff(view: WorkspaceView, edits: Mapping[str, str | None]) -> str:
+def edits_diff(
+    view: WorkspaceView, edits: Mapping[str, str | None], limit: int = MAX_DIFF_CHARS
+) -> str:
     chunks: list[str] = []
     for path, new in edits.items():
         old = view.read(path) or ""
         chunks += difflib.unified_diff(
             old.splitlines(True), (new or "").splitlines(True), f"a/{path}", f"b/{path}"
         )
-    return "".join(chunks)[:MAX_DIFF_CHARS]
+    return "".join(chunks)[:limit]
 
 
 def _agent_log(
@@ -114,6 +117,7 @@ def _earlier(state: RunState) -> str:
 class StageExecutor:
     def __init__(self, env: StageEnv) -> None:
         self.env = env
+        self._running: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
     def _retrieval_event(self, context: RetrievalContext) -> None:
         summary = context.summary()
@@ -134,10 +138,50 @@ class StageExecutor:
             return _redacted(crash, redact)
 
     async def run_stage(self, stage_id: str, state: RunState) -> dict[str, Any]:
+        """One attempt of a stage, as its own task so that :meth:`prune` can cancel it alone."""
+        if stage_id in self.env.pruned:
+            return self._pruned(stage_id, state)
         meter = current_meter()
         first_call = len(meter.calls) if meter is not None else 0
+        self.env.recorder.node_state(stage_id, "RUNNING")
         with scope(stage=stage_id):
-            return await self._run_stage(stage_id, state, first_call)
+            work = asyncio.ensure_future(self._run_stage(stage_id, state, first_call))
+        self._running[stage_id] = work
+        try:
+            return await work
+        except asyncio.CancelledError:
+            this = asyncio.current_task()
+            if stage_id in self.env.pruned and (this is None or not this.cancelling()):
+                return self._pruned(stage_id, state)  # only the stage was cancelled
+            work.cancel()
+            raise
+        finally:
+            self._running.pop(stage_id, None)
+
+    def prune(self, stage_id: str) -> bool:
+        """Mark a stage pruned; cancel it if it is running. True when it was running."""
+        self.env.pruned.add(stage_id)
+        work = self._running.get(stage_id)
+        if work is None or work.done():
+            return False
+        work.cancel()
+        return True
+
+    def _pruned(self, stage_id: str, state: RunState) -> dict[str, Any]:
+        """Route on as if the stage had been skipped; nothing it did joins the changeset."""
+        env = self.env
+        why = env.recorder.report.pruned.get(stage_id, "pruned by the user")
+        env.recorder.node_state(stage_id, "PRUNED", why)
+        route = decide_route(env.plan, stage_id, True, 1, state.iterations, env.max_iterations)
+        label = PRUNED if route.label == SUCCESS else route.label
+        env.recorder.report.routing.append((stage_id, route.target, "pruned"))
+        env.recorder.emit(
+            "routing", **{"from": stage_id}, to=route.target, reason="pruned", detail=why
+        )
+        updates: dict[str, Any] = {"current": stage_id, "route": label}
+        if route.new_iteration:
+            updates["iterations"] = state.iterations + 1
+        return updates
 
     async def _run_stage(self, stage_id: str, state: RunState, first_call: int) -> dict[str, Any]:
         env = self.env
@@ -180,7 +224,7 @@ class StageExecutor:
         view = WorkspaceView(env.index.navigation.readable, pending=pending)
         outcome = await self._run_agents(stage, state, view, attempt, retrieval, enriched)
         if outcome.failed and outcome.edits:
-            outcome.diff = await asyncio.to_thread(_diff, view, outcome.edits)
+            outcome.diff = await asyncio.to_thread(edits_diff, view, outcome.edits)
         outcome.usage = usage_since(first_call, stage_id)
         updates.update(self._conclude(stage, state, attempt, outcome))
         return updates
@@ -305,6 +349,7 @@ class StageExecutor:
             )
         )
         report.routing.append((stage.id, route.target, route.label))
+        env.recorder.node_state(stage.id, "COMPLETED" if ok else "FAILED", summary[:200])
         if outcome.test_output:
             report.test_output = outcome.test_output
         env.recorder.emit(

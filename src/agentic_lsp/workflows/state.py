@@ -103,6 +103,7 @@ class FailureContext(BaseModel):
     errors: list[str] = Field(default_factory=list)
     test_output: str = ""
     diff: str = ""
+    kind: Literal["failure", "revision"] = "failure"  # revision: a reviewer asked for changes
 
     def text(self) -> str:
         return "\n".join([self.summary, *self.errors, self.test_output])
@@ -134,6 +135,8 @@ class RunState(BaseModel):
     pending_changeset: dict[str, PendingEdit] = Field(default_factory=dict)
     failure: FailureContext | None = None
     terminal: str = ""
+    revisions: dict[str, int] = Field(default_factory=dict)  # stage -> revisions asked for
+    verdicts: dict[str, str] = Field(default_factory=dict)  # stage -> review agent's verdict
 
 
 STATE_FIELDS = frozenset(RunState.model_fields)
