@@ -27,8 +27,8 @@ OWNER: dict[str, Any] = {"pid": os.getpid(), "start": _process_start(os.getpid()
 def owner_alive(owner: dict[str, Any]) -> bool:
     """Whether the process that recorded a run is still running (same pid, same start)."""
     pid = owner.get("pid")
-    if not isinstance(pid, int) or pid == OWNER["pid"]:
-        return False  # this process: its live runs are in memory, not to be judged here
+    if not isinstance(pid, int):
+        return False
     try:
         os.kill(pid, 0)
     except (ProcessLookupError, PermissionError, OSError):
