@@ -20,6 +20,7 @@ from agentic_lsp.changes.changeset import LIVE_STATUSES
 from agentic_lsp.changes.diff import apply_hunks
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.providers import check_provider, make_chat_models
+from agentic_lsp.workflows.editor_context import EditorContext, check_context
 from agentic_lsp.workflows.events import RunEvent, RunReport
 from agentic_lsp.workflows.graph import mermaid
 from agentic_lsp.workflows.loader import WorkflowCatalog, load_catalog
@@ -109,11 +110,14 @@ class WorkflowService:
         on_event: Callable[[RunEvent], Any] | None = None,
         feedback: str | None = None,
         parent_changeset: str | None = None,
+        context: EditorContext | None = None,
     ) -> str:
         """Start a run and return its id at once; events go to ``on_event`` and the report.
 
         With ``parent_changeset`` the run builds on that changeset's undecided edits (its
         iteration is the parent's plus one); :meth:`refine` also marks the parent superseded.
+        ``context`` (where the user is in the editor) is checked against the workspace first:
+        a file that cannot be read, or a selection outside it, raises :class:`AgenticError`.
         """
         iteration = 0
         seed: dict[str, PendingEdit] = {}
@@ -130,6 +134,7 @@ class WorkflowService:
                 parent_changeset=parent_changeset,
                 iteration=iteration,
                 seed=seed,
+                context=context,
             ),
             on_event,
         )
@@ -141,6 +146,9 @@ class WorkflowService:
         catalog = await asyncio.to_thread(self.catalog)
         if request.workflow is not None:
             catalog.get(request.workflow)  # unknown or invalid: raise now, not in the task
+        if request.context is not None:
+            readable = index.navigation.readable
+            request.context = await asyncio.to_thread(check_context, request.context, readable)
         report = RunReport(
             run_id=request.run_id,
             task=request.task,
@@ -148,6 +156,7 @@ class WorkflowService:
             feedback=request.feedback,
             parent_changeset=request.parent_changeset,
             iteration=request.iteration,
+            context=request.context,
         )
         recorder = RunRecorder(report, on_event)
         check = None if self._factory is not None else self._check
@@ -202,6 +211,9 @@ class WorkflowService:
         previous = self._runs.get(old.run_id)
         task = previous.report.task if previous else _task_of(old)
         workflow = previous.report.workflow if previous else None
+        context = previous.report.context if previous else None
+        if context is not None:  # the parent's editor context, while it still holds
+            context = await asyncio.to_thread(self._still_valid, context)
         seed = _seed_from(old)
         request = RunRequest(
             run_id=uuid.uuid4().hex[:12],
@@ -211,8 +223,15 @@ class WorkflowService:
             parent_changeset=changeset_id,
             iteration=old.iteration + 1,
             seed=seed,
+            context=context,
         )
         return await self._start(request, on_event)
+
+    def _still_valid(self, context: EditorContext) -> EditorContext | None:
+        try:
+            return check_context(context, self.ports.open_index().navigation.readable)
+        except AgenticError:
+            return None
 
 
 def _task_of(changeset: Changeset) -> str:
