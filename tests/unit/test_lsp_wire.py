@@ -182,7 +182,10 @@ def test_index_summary_is_camel_case() -> None:
 
 RUN_DATA: dict[str, dict[str, Any]] = {
     "run_started": {"task": "t", "workflow": "bug_fix", "provider": "scripted", "scripted": True,
-                    "iteration": 1, "feedback": "more", "parent_changeset": "cs_0"},
+                    "iteration": 1, "feedback": "more", "parent_changeset": "cs_0",
+                    "context": {"path": "a.py", "start_line": 3, "end_line": 4,
+                                "cursor_line": None, "diagnostics": 1,
+                                "description": "a.py, lines 3-4 selected, 1 diagnostic"}},
     "orchestrator_decision": {"workflow": "bug_fix", "reasoning": "r", "fallback": False,
                               "stages": {"write_tests": {"planned": True, "why": "w"}},
                               "error": "", "ignored": {"run_it": "unknown"}},
@@ -245,6 +248,12 @@ def test_run_event_data_keyed_by_ids_becomes_lists_with_values_kept() -> None:
     assert routing == {"stage": "write_tests", "to": "end", "reason": "success", "detail": "d"}
     started = event_data("run_started", run_event_model("run_started", RUN_DATA["run_started"]))
     assert started["parentChangeset"] == "cs_0"
+    assert started["context"] == {
+        "path": "a.py", "startLine": 3, "endLine": 4, "cursorLine": None, "diagnostics": 1,
+        "description": "a.py, lines 3-4 selected, 1 diagnostic",
+    }  # fmt: skip
+    plain = dict(RUN_DATA["run_started"], context=None)
+    assert event_data("run_started", run_event_model("run_started", plain))["context"] is None
     call = event_data("model_call", run_event_model("model_call", RUN_DATA["model_call"]))
     assert call["promptTokens"] == 700 and call["completionTokens"] == 60
     assert call["total"] == {"calls": 3, "promptTokens": 1200, "completionTokens": 90}

@@ -7,9 +7,11 @@ from collections.abc import Collection
 
 from agentic_lsp.agents.base import AgentContext
 from agentic_lsp.llm.token_count import TokenCounter, estimate_tokens
+from agentic_lsp.workflows.editor_context import EditorContext
 from agentic_lsp.workflows.state import FailureContext, RetrievalContext, Snippet
 
 FAILURE_HEADER = "## Context retrieved for the failure"
+EDITOR_HEADER = "## Where the user is in the editor"
 MAX_TEST_OUTPUT_CHARS = 6_000
 MAX_WHOLE_FILE_LINES = 400
 
@@ -64,6 +66,23 @@ def render_snippets(snippets: list[Snippet], shown_whole: Collection[str] = ()) 
     )
 
 
+def render_editor(editor: EditorContext | None, focus: list[Snippet]) -> str:
+    """The code the user pointed at (always whole: it was counted first) and the diagnostics
+    the editor reports there."""
+    if editor is None and not focus:
+        return ""
+    parts = [EDITOR_HEADER]
+    if editor is not None:
+        parts.append(f"The user is working in {editor.describe()}.")
+    parts += [f"### {s.header()}\n{_fence(s.text)}" for s in focus]
+    if editor is not None and editor.diagnostics:
+        lines = [f"- {d.line()}" for d in editor.diagnostics]
+        if editor.omitted_diagnostics:
+            lines.append(f"- (+{editor.omitted_diagnostics} more not shown)")
+        parts.append("Diagnostics the editor reports there:\n" + "\n".join(lines))
+    return "\n\n".join(parts)
+
+
 def render_context(
     retrieval: RetrievalContext | None,
     enriched: RetrievalContext | None,
@@ -72,15 +91,21 @@ def render_context(
     budget: int | None = None,
     count: TokenCounter = estimate_tokens,
 ) -> str:
-    """Retrieved snippets with attribution. Snippets of files in ``shown_whole`` keep only their
-    header (the prompt carries those files whole: no text is sent twice); with ``budget``, the
-    other snippets are kept best first (the failure's context first) while they fit."""
+    """Where the user is in the editor (its code always, first), then retrieved snippets with
+    attribution. Snippets of files in ``shown_whole`` keep only their header (the prompt carries
+    those files whole: no text is sent twice); with ``budget``, the other snippets are kept best
+    first (the failure's context first) while they fit."""
+    focus = [s for s in retrieval.snippets if s.origin == "editor"] if retrieval else []
     room = budget if budget is not None else None
+    if room is not None:
+        room -= sum(count(s.text) + 20 for s in focus)
 
     def keep(snippets: list[Snippet]) -> list[Snippet]:
         nonlocal room
         kept = []
         for snippet in snippets:
+            if snippet.origin == "editor":
+                continue  # shown in the editor section
             if snippet.path in shown_whole:
                 kept.append(snippet)  # a header only
                 continue
@@ -95,13 +120,16 @@ def render_context(
     failure = keep(enriched.snippets) if enriched is not None else []
     found = keep(retrieval.snippets) if retrieval is not None else []
     parts = []
+    editor = render_editor(retrieval.editor if retrieval else None, focus)
+    if editor:
+        parts.append(editor)
     if found:
         parts.append("## Retrieved context\n\n" + render_snippets(found, shown_whole))
     if failure:
         parts.append(f"{FAILURE_HEADER}\n\n" + render_snippets(failure, shown_whole))
-    if parts:
+    if found or failure:
         return "\n\n".join(parts)
-    return "## Retrieved context\n\n(nothing relevant was found)"
+    return "\n\n".join([*parts, "## Retrieved context\n\n(nothing relevant was found)"])
 
 
 def render_failure(failure: FailureContext | None) -> str:

@@ -24,11 +24,14 @@ from agentic_lsp.errors import ChangesetError
 from agentic_lsp.lsp import wire
 from agentic_lsp.lsp import wire_changesets as cwire
 from agentic_lsp.lsp.rpc import guarded, parse_args
+from agentic_lsp.lsp.run_context import SHAPE as RUN_CONTEXT_SHAPE
+from agentic_lsp.lsp.run_context import EditorContextArg
 from agentic_lsp.lsp.wire import Wire
 from agentic_lsp.lsp.workspaces import Root
 
 if TYPE_CHECKING:
     from agentic_lsp.lsp.server import AgenticLanguageServer
+    from agentic_lsp.workflows.editor_context import EditorContext
     from agentic_lsp.workflows.events import RunEvent
 
 log = logging.getLogger(__name__)
@@ -61,6 +64,7 @@ class ReindexArgs(_Args):
 class RunArgs(_Args):
     task: str = Field(min_length=1)
     workflow: str | None = None
+    context: EditorContextArg | None = None  # where the user is in the editor
 
 
 class RunIdArgs(_Args):
@@ -243,12 +247,19 @@ async def workflow_graph(ls: AgenticLanguageServer, args: GraphArgs) -> wire.Wor
     return wire.WorkflowGraphResult(mermaid=mermaid)
 
 
-@command("agentic.runWorkflow", RunArgs, "{task: string, workflow?: string, root?: string}",
-         wire.RunStarted)  # fmt: skip
+@command("agentic.runWorkflow", RunArgs, "{task: string, workflow?: string, root?: string, "
+         f"{RUN_CONTEXT_SHAPE}}}", wire.RunStarted)  # fmt: skip
 async def run_workflow(ls: AgenticLanguageServer, args: RunArgs) -> wire.RunStarted:
-    """Start a run and return its id at once; its progress and result arrive as events."""
-    root = ls.workspaces.choose(args.root)
-    return wire.RunStarted(run_id=await _start(ls, root, args.workflow or args.task, args))
+    """Start a run and return its id at once; its progress and result arrive as events. With
+    ``context`` (the active document, selection, cursor, diagnostics) the run starts from where
+    the user is; the document's unsaved text reaches the engine first."""
+    context = args.context.to_core() if args.context is not None else None
+    hint = args.root or (args.context.root_hint() if args.context is not None else None)
+    root = ls.workspaces.choose(hint)
+    if args.context is not None:
+        await ls.workspaces.flush(args.context.document_uri(root.path))
+    title = args.workflow or args.task
+    return wire.RunStarted(run_id=await _start(ls, root, title, args, context=context))
 
 
 async def _start(
@@ -257,6 +268,7 @@ async def _start(
     title: str,
     args: RunArgs | None = None,
     refine: RefineArgs | None = None,
+    context: EditorContext | None = None,
 ) -> str:
     run: dict[str, str] = {}
 
@@ -277,7 +289,7 @@ async def _start(
         else:
             assert args is not None
             run_id = await root.engine.workflows.start_run(
-                args.task, args.workflow, on_event=on_event
+                args.task, args.workflow, on_event=on_event, context=context
             )
     except BaseException:
         ls.reporter.end(token, "could not start")

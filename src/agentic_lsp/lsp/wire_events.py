@@ -17,6 +17,7 @@ from agentic_lsp.lsp.wire_run_events import (
     AgentOutcome,
     ChangesetReadyEvent,
     DiffStat,
+    EditorContextSummary,
     FileAuthor,
     FlaggedPath,
     Grounding,
@@ -70,6 +71,19 @@ class EmptyEvent(Wire):
     """``changesets_changed``: the changeset folder changed (list them again)."""
 
 
+def _editor_context(c: Mapping[str, Any] | None) -> EditorContextSummary | None:
+    if not c:
+        return None
+    return EditorContextSummary(
+        path=c["path"],
+        start_line=c.get("start_line"),
+        end_line=c.get("end_line"),
+        cursor_line=c.get("cursor_line"),
+        diagnostics=c.get("diagnostics", 0),
+        description=c.get("description", ""),
+    )
+
+
 def _run_started(d: Mapping[str, Any]) -> Wire:
     return RunStartedEvent(
         task=d["task"],
@@ -79,6 +93,7 @@ def _run_started(d: Mapping[str, Any]) -> Wire:
         iteration=d.get("iteration", 0),
         feedback=d.get("feedback"),
         parent_changeset=d.get("parent_changeset"),
+        context=_editor_context(d.get("context")),
     )
 
 

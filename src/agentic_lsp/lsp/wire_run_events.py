@@ -5,6 +5,17 @@ from __future__ import annotations
 from agentic_lsp.lsp.wire import Wire
 
 
+class EditorContextSummary(Wire):
+    """Where the user was in the editor (1-based lines; ``null`` when not given)."""
+
+    path: str
+    start_line: int | None
+    end_line: int | None
+    cursor_line: int | None
+    diagnostics: int
+    description: str
+
+
 class RunStartedEvent(Wire):
     task: str
     workflow: str | None
@@ -13,6 +24,7 @@ class RunStartedEvent(Wire):
     iteration: int
     feedback: str | None
     parent_changeset: str | None
+    context: EditorContextSummary | None
 
 
 class StageChoice(Wire):

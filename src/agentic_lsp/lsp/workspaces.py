@@ -154,6 +154,19 @@ class Workspaces:
             BUFFER_DEBOUNCE_S, lambda: self._spawn(self._sync_buffer(uri))
         )
 
+    async def flush(self, uri: str) -> None:
+        """Hand a document's waiting buffer update to the engine now, or wait for the one
+        running (a workflow run about to read the buffer must see what the user sees)."""
+        handle = self._pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+            await self._sync_buffer(uri)
+            return
+        lock = self._locks.get(uri)
+        if lock is not None:
+            async with lock:
+                pass
+
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)

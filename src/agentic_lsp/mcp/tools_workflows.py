@@ -19,11 +19,13 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from agentic_lsp.changes.patch import changeset_diff
+from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.metering import describe_usage
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
 from agentic_lsp.mcp.changeset_replies import changeset_summary
 from agentic_lsp.mcp.render import Reply
 from agentic_lsp.mcp.tools_search import READ_ONLY
+from agentic_lsp.workflows.editor_context import EditorContext
 from agentic_lsp.workflows.events import RunEvent, RunReport
 
 if TYPE_CHECKING:
@@ -104,9 +106,33 @@ async def _wait_for_report(engine: Engine, run_id: str) -> RunReport:
     return report
 
 
+def editor_context(
+    file: str | None, start_line: int | None, end_line: int | None
+) -> EditorContext | None:
+    """``run_workflow``'s ``file``/``start_line``/``end_line`` (1-based, inclusive) as the core
+    editor context (0-based, LSP style); the server checks the file and reads the lines."""
+    if file is None:
+        if start_line is not None or end_line is not None:
+            raise AgenticError("start_line and end_line need file", "name the file they are in")
+        return None
+    if start_line is None:
+        if end_line is not None:
+            raise AgenticError("end_line needs start_line", "give the first line too")
+        return EditorContext.build(path=file)
+    last = start_line if end_line is None else end_line
+    if last < start_line:
+        raise AgenticError(
+            f"end_line {last} is before start_line {start_line}", "give end_line >= start_line"
+        )
+    selection = {"start": {"line": start_line - 1}, "end": {"line": last}}
+    return EditorContext.build(path=file, selection=selection)
+
+
 async def report_run(engine: Engine, reply: Reply, report: RunReport) -> None:
     """The run's outcome, stage by stage, then its changeset and diff (if it proposed one)."""
     reply.line(f"run {report.run_id}: {report.status}  workflow: {report.workflow or '?'}")
+    if report.context is not None:
+        reply.line(f"editor context: {clean(report.context.describe())}")
     if report.provider:
         reply.line(f"model: {clean(report.provider)}")
     reply.line(f"tokens: {describe_usage(report.usage)}")
@@ -127,6 +153,8 @@ async def report_run(engine: Engine, reply: Reply, report: RunReport) -> None:
         reply.block(report.test_output[-4000:], "test output (tail)")
     reply.data.update(run_id=report.run_id, status=report.status, workflow=report.workflow,
                       changeset_id=report.changeset_id, usage=report.usage)  # fmt: skip
+    if report.context is not None:
+        reply.data["editor_context"] = report.context.summary()
     if not report.changeset_id:
         reply.line("no changeset was proposed")
         return
@@ -191,20 +219,48 @@ def register_workflow_tools(server: MCPServer, access: EngineAccess) -> None:
         wait: Annotated[
             bool, Field(description="Wait for the result (progress is reported meanwhile).")
         ] = True,
+        file: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=4096,
+                description="The file the task is about (workspace-relative path); its code "
+                "leads the context the agents get.",
+            ),
+        ] = None,
+        start_line: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                description="First line of the code in `file` the task is about "
+                "(1-based; default: the top of the file).",
+            ),
+        ] = None,
+        end_line: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                description="Last line of that code (1-based, inclusive; default: start_line).",
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Run a multi-agent workflow on a task. Returns the run id, what each stage did, and
         the proposed changeset id with its unified diff. Nothing is written to the workspace
-        until accept_changeset."""
+        until accept_changeset. With `file` (and `start_line`/`end_line`) the run starts from
+        that code, as if the user had selected it in an editor."""
+        context = editor_context(file, start_line, end_line)
         engine = await access.engine()
         reply = Reply(access.max_chars)
         if not wait:
-            run_id = await engine.workflows.start_run(task, workflow)
+            run_id = await engine.workflows.start_run(task, workflow, context=context)
             reply.line(f"run {run_id} started; its changeset will appear in list_changesets")
             reply.data.update(run_id=run_id, status="running")
             return reply.result()
         relay = ProgressRelay(ctx)
         try:
-            run_id = await engine.workflows.start_run(task, workflow, on_event=relay.sink)
+            run_id = await engine.workflows.start_run(
+                task, workflow, on_event=relay.sink, context=context
+            )
             report = await _wait_for_report(engine, run_id)
         finally:
             await relay.close()

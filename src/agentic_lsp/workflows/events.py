@@ -9,10 +9,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from agentic_lsp.workflows.editor_context import EditorContext
 
 EventKind = Literal[
-    "run_started",
+    "run_started",  # data: task, workflow, provider, iteration, feedback, context (summary)
     "orchestrator_decision",  # data: workflow, reasoning, stages {id: planned|skipped, why}
     "plan",  # data: stages, routing table, mermaid
     "stage_started",  # data: stage, attempt
@@ -88,6 +91,7 @@ class RunReport:
     parent_changeset: str | None = None  # the changeset this run refines (now superseded)
     usage: dict[str, Any] = field(default_factory=dict)  # tokens: totals, by_stage, by_role
     model_calls: list[dict[str, Any]] = field(default_factory=list)  # one per model call
+    context: EditorContext | None = None  # where the user was in the editor (checked)
     started: float = field(default_factory=time.time)
     finished: float | None = None
     stage_states: dict[str, str] = field(default_factory=dict)  # stage -> NodeState

@@ -80,7 +80,7 @@ def rerank(candidates: list[Candidate], focus: Sequence[str]) -> list[Candidate]
     for cand in candidates:
         if focus and matches_any(cand.path, focus):
             cand.score *= FOCUS_BOOST
-    priority = {"failure": 0, "definition": 1, "search": 2, "file": 2}
+    priority = {"editor": 0, "failure": 0, "definition": 1, "search": 2, "file": 2}
     return sorted(candidates, key=lambda c: (priority[c.origin], -c.score, c.path, c.start_line))
 
 

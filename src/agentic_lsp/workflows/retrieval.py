@@ -24,6 +24,7 @@ from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.errors import AgenticError, ProviderError
 from agentic_lsp.llm.structured import invoke_structured, schema_instructions
 from agentic_lsp.workflows import failure_signals
+from agentic_lsp.workflows.editor_focus import focus_snippet
 from agentic_lsp.workflows.fusion import (
     Candidate,
     dedupe,
@@ -35,9 +36,16 @@ from agentic_lsp.workflows.fusion import (
 from agentic_lsp.workflows.planner import PlannedStage
 from agentic_lsp.workflows.schema import RetrievalStrategy, WorkflowSpec
 from agentic_lsp.workflows.sources import lanes_for, matches_any, source_of
-from agentic_lsp.workflows.state import FailureContext, FunctionRef, Origin, RetrievalContext
+from agentic_lsp.workflows.state import (
+    FailureContext,
+    FunctionRef,
+    Origin,
+    RetrievalContext,
+    Snippet,
+)
 
 if TYPE_CHECKING:
+    from agentic_lsp.workflows.editor_context import EditorContext
     from agentic_lsp.workflows.ports import IndexPorts
 
 _WORDS = re.compile(r"[A-Za-z_][\w.]*")
@@ -76,6 +84,21 @@ def task_queries(task: str, limit: int) -> list[str]:
     return list(dict.fromkeys(q for q in queries if q.strip()))[:limit]
 
 
+def focus_query(focus: Snippet) -> str:
+    """A query from the code the user pointed at: its symbol, then the identifiers in it."""
+    words = [focus.symbol.rsplit(".", 1)[-1]] if focus.symbol else []
+    words += [w for w in _WORDS.findall(focus.text) if _IDENTIFIER_SHAPE.fullmatch(w)]
+    return " ".join(list(dict.fromkeys(words))[:8])
+
+
+def _inside(snippet: Snippet, focus: Snippet) -> bool:
+    return (
+        snippet.path == focus.path
+        and focus.start_line <= snippet.start_line
+        and snippet.end_line <= focus.end_line
+    )
+
+
 class RetrievalAgent:
     def __init__(
         self,
@@ -83,8 +106,10 @@ class RetrievalAgent:
         workflow: WorkflowSpec,
         model: BaseChatModel | None,
         task: str = "",
+        context: EditorContext | None = None,
     ) -> None:
         self.task = task
+        self.context = context
         self.searcher = index.searcher
         self.navigation = index.navigation
         self.workflow = workflow
@@ -156,18 +181,35 @@ class RetrievalAgent:
     async def retrieve(
         self, stage: PlannedStage
     ) -> tuple[RetrievalContext, list[str], list[FunctionRef]]:
-        """Context for ``stage``, plus its filtered files and their parsed functions."""
+        """Context for ``stage``, plus its filtered files and their parsed functions. With an
+        editor context, the code the user pointed at comes first (``editor_focus``), a query
+        from it joins the others, and the active file ranks first among the files."""
+        focus, focus_notes = await self._focus(stage)
         queries, origin, notes = await self._queries(stage)
+        notes = [*focus_notes, *notes]
+        if focus is not None and (extra := focus_query(focus)) and extra not in queries:
+            queries = [*queries, extra]
         candidates, files = await self._run_queries(stage, queries, notes)
         if not candidates and origin == "model":
             fallback = task_queries(_task_line(stage), self.strategy.max_queries)
             notes.append("the model's queries found nothing; searched with the task text")
             candidates, files = await self._run_queries(stage, fallback, notes)
             queries = [*queries, *fallback]
+        if self.context is not None:
+            files = list(dict.fromkeys([self.context.path, *files]))
         functions = self._functions(files)
-        context = await self._fuse(stage, candidates, stage.token_budget, notes)
+        context = await self._fuse(stage, candidates, stage.token_budget, notes, focus=focus)
         context.queries, context.query_source, context.files = queries, origin, files
+        if self.context is not None:
+            redact = self.navigation.readable.redact_output
+            context.editor = self.context.redacted(redact)
         return context, files, functions
+
+    async def _focus(self, stage: PlannedStage) -> tuple[Snippet | None, list[str]]:
+        if self.context is None:
+            return None, []
+        context, navigation = self.context, self.navigation
+        return await asyncio.to_thread(focus_snippet, context, navigation, stage.token_budget)
 
     async def _run_queries(
         self, stage: PlannedStage, queries: Sequence[str], notes: list[str]
@@ -209,6 +251,7 @@ class RetrievalAgent:
         notes: list[str],
         adaptive: bool = False,
         exclude: set[tuple[str, int, int]] | None = None,
+        focus: Snippet | None = None,
     ) -> RetrievalContext:
         merged, duplicates = dedupe(candidates)
         ranked = rerank(merged, self.strategy.focus)
@@ -217,7 +260,12 @@ class RetrievalAgent:
         )
         if exclude:
             snippets = [s for s in snippets if s.key not in exclude]
-        kept, dropped = fit_budget(snippets, budget)
+        if focus is not None:  # first, and counted; what it already shows is not repeated
+            snippets = [s for s in snippets if not _inside(s, focus)]
+            kept, dropped = fit_budget(snippets, max(0, budget - focus.tokens))
+            kept = [focus, *kept]
+        else:
+            kept, dropped = fit_budget(snippets, budget)
         return RetrievalContext(
             stage=stage.id,
             adaptive=adaptive,

@@ -25,6 +25,7 @@ from agentic_lsp.changes.diff import apply_hunks
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.providers import check_provider, make_chat_models
 from agentic_lsp.workflows.checkpoints import Checkpoints
+from agentic_lsp.workflows.editor_context import EditorContext, check_context
 from agentic_lsp.workflows.events import RunEvent, RunReport
 from agentic_lsp.workflows.graph import APPROVE, MAX_REVISIONS, REVISE, mermaid
 from agentic_lsp.workflows.loader import WorkflowCatalog, load_catalog
@@ -65,6 +66,7 @@ def _request_record(request: RunRequest) -> dict[str, Any]:
         "feedback": request.feedback,
         "parent_changeset": request.parent_changeset,
         "iteration": request.iteration,
+        "context": request.context.model_dump(mode="json") if request.context else None,
         "owner": OWNER,
     }
 
@@ -78,6 +80,7 @@ def _request_from(record: dict[str, Any]) -> RunRequest:
         feedback=req.get("feedback"),
         parent_changeset=req.get("parent_changeset"),
         iteration=int(req.get("iteration") or 0),
+        context=EditorContext.model_validate(req["context"]) if req.get("context") else None,
     )
 
 
@@ -219,11 +222,14 @@ class WorkflowService:
         on_event: Callable[[RunEvent], Any] | None = None,
         feedback: str | None = None,
         parent_changeset: str | None = None,
+        context: EditorContext | None = None,
     ) -> str:
         """Start a run and return its id at once; events go to ``on_event`` and the report.
 
         With ``parent_changeset`` the run builds on that changeset's undecided edits (its
         iteration is the parent's plus one); :meth:`refine` also marks the parent superseded.
+        ``context`` (where the user is in the editor) is checked against the workspace first:
+        a file that cannot be read, or a selection outside it, raises :class:`AgenticError`.
         """
         iteration = 0
         seed: dict[str, PendingEdit] = {}
@@ -240,6 +246,7 @@ class WorkflowService:
                 parent_changeset=parent_changeset,
                 iteration=iteration,
                 seed=seed,
+                context=context,
             ),
             on_event,
         )
@@ -251,6 +258,9 @@ class WorkflowService:
         catalog = await asyncio.to_thread(self.catalog)
         if request.workflow is not None:
             catalog.get(request.workflow)  # unknown or invalid: raise now, not in the task
+        if request.context is not None:
+            readable = index.navigation.readable
+            request.context = await asyncio.to_thread(check_context, request.context, readable)
         report = RunReport(
             run_id=request.run_id,
             task=request.task,
@@ -258,6 +268,7 @@ class WorkflowService:
             feedback=request.feedback,
             parent_changeset=request.parent_changeset,
             iteration=request.iteration,
+            context=request.context,
         )
         await self.recover()
         saver = await self.checkpoints.saver()
@@ -527,6 +538,9 @@ class WorkflowService:
         previous = self._runs.get(old.run_id)
         task = previous.report.task if previous else _task_of(old)
         workflow = previous.report.workflow if previous else None
+        context = previous.report.context if previous else None
+        if context is not None:  # the parent's editor context, while it still holds
+            context = await asyncio.to_thread(self._still_valid, context)
         seed = _seed_from(old)
         request = RunRequest(
             run_id=uuid.uuid4().hex[:12],
@@ -536,8 +550,15 @@ class WorkflowService:
             parent_changeset=changeset_id,
             iteration=old.iteration + 1,
             seed=seed,
+            context=context,
         )
         return await self._start(request, on_event)
+
+    def _still_valid(self, context: EditorContext) -> EditorContext | None:
+        try:
+            return check_context(context, self.ports.open_index().navigation.readable)
+        except AgenticError:
+            return None
 
 
 def _task_of(changeset: Changeset) -> str:

@@ -31,6 +31,7 @@ from agentic_lsp.llm.model_profile import profile_for
 from agentic_lsp.llm.scripted import ScriptedChatModel
 from agentic_lsp.workflows.checkpoints import config as checkpoint_config
 from agentic_lsp.workflows.decision_cache import DecisionCache, decision_key
+from agentic_lsp.workflows.editor_context import EditorContext
 from agentic_lsp.workflows.events import RunReport
 from agentic_lsp.workflows.graph import build_graph, mermaid, recursion_limit
 from agentic_lsp.workflows.loader import WorkflowCatalog
@@ -64,6 +65,14 @@ class RunRequest:
     parent_changeset: str | None = None
     iteration: int = 0
     seed: dict[str, PendingEdit] = field(default_factory=dict)
+    context: EditorContext | None = None  # where the user is in the editor (checked)
+
+    @property
+    def model_task(self) -> str:
+        """The task as the models read it: the user's words, then where the user is."""
+        if self.context is None:
+            return self.task
+        return f"{self.task.rstrip()}\n\nEditor context: {self.context.describe()}"
 
 
 def describe_models(models: Mapping[str, BaseChatModel]) -> tuple[str, bool]:
@@ -280,6 +289,7 @@ class WorkflowRun:
             iteration=req.iteration,
             feedback=req.feedback,
             parent_changeset=req.parent_changeset,
+            context=req.context.summary() if req.context is not None else None,
         )
         if self.check is not None:
             await self.check(["orchestrator"])
@@ -287,7 +297,7 @@ class WorkflowRun:
         workflow = self.catalog.get(decision.workflow)
         plan = assemble_plan(
             workflow,
-            req.task,
+            req.model_task,
             decision.choices,
             reasoning=decision.reasoning,
             feedback=req.feedback,
@@ -332,7 +342,7 @@ class WorkflowRun:
         files = self.index.navigation.indexed_files()
         facts = gather_facts(ports.root, ports.settings.workflows, (f[2] for f in files))
         key = decision_key(
-            task=req.task,
+            task=req.model_task,
             named=req.workflow,
             feedback=req.feedback,
             workflows=self.catalog.workflows,
@@ -354,7 +364,7 @@ class WorkflowRun:
         with scope(stage="orchestrator", role="orchestrator"):
             decision = await decide(
                 self.models["orchestrator"],
-                req.task,
+                req.model_task,
                 self.catalog.workflows,
                 named=req.workflow,
                 feedback=req.feedback,
@@ -381,7 +391,8 @@ class WorkflowRun:
                 self.index,
                 plan.workflow,
                 self.models.get("retrieval") if profile.model_queries else None,
-                task=plan.task,
+                task=self.request.task,  # the user's words; the context has its own query
+                context=self.request.context,
             ),
             tests=tests,
             max_iterations=settings.max_iterations,

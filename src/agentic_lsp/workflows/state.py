@@ -6,7 +6,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Origin = Literal["search", "failure", "definition", "file"]
+from agentic_lsp.workflows.editor_context import EditorContext
+
+# "editor": the code the user pointed at in the editor (selection, cursor's definition, file top)
+Origin = Literal["search", "failure", "definition", "file", "editor"]
 
 
 class Snippet(BaseModel):
@@ -64,6 +67,7 @@ class RetrievalContext(BaseModel):
     duplicates: int = 0
     grounding: Grounding = Field(default_factory=Grounding)
     notes: list[str] = Field(default_factory=list)
+    editor: EditorContext | None = None  # where the user is (diagnostics redacted)
 
     def summary(self) -> dict[str, object]:
         return {
