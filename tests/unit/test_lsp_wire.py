@@ -64,7 +64,7 @@ def not_camel(keys: set[str]) -> list[str]:
 
 
 def test_every_command_names_its_result_models() -> None:
-    assert len(COMMANDS) == 15
+    assert len(COMMANDS) == 21
     for name, entry in COMMANDS.items():
         assert entry.results, f"{name} registers no result model"
         assert all(issubclass(model, wire.Wire) for model in entry.results), name
@@ -219,6 +219,16 @@ RUN_DATA: dict[str, dict[str, Any]] = {
                    "seconds": 12.5, "counted": "provider", "calls": 3, "prompt_total": 1200,
                    "completion_total": 90},
     "log": {"message": "m", "level": "warning"},
+    "node_state": {"stage": "fix", "state": "WAITING_INPUT", "reason": "review"},
+    "review_requested": {"stage": "fix", "name": "Fix", "question": "q", "summary": "s",
+                         "files": ["a.py"], "diff": "d", "revisions": 0, "max_revisions": 5},
+    "review_answered": {"stage": "fix", "decision": "revise", "feedback": "f", "by": "person"},
+    "message": {"id": 1, "text": "t", "sent": 1.0, "status": "delivered", "delivered": 2.0,
+                "stage": "fix", "role": "code"},
+    "run_waiting": {"status": "waiting_input", "stage": "fix",
+                    "question": {"stage": "fix", "name": "Fix", "question": "q", "summary": "",
+                                 "files": [], "diff": "", "revisions": 1, "max_revisions": 5}},
+    "run_resumed": {"from": "waiting_input", "answer": {"decision": "approve", "feedback": ""}},
 }  # fmt: skip
 
 

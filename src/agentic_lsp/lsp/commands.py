@@ -301,8 +301,11 @@ async def _start(
 
 @command("agentic.cancelRun", RunIdArgs, "{runId: string}", wire.CancelRunResult)
 async def cancel_run(ls: AgenticLanguageServer, args: RunIdArgs) -> wire.CancelRunResult:
-    root = ls.run_root(args.run_id)
-    return wire.CancelRunResult(cancelled=bool(root.engine.workflows.cancel(args.run_id)))
+    """Cancel a running, waiting or interrupted run (False when it had already ended)."""
+    from agentic_lsp.lsp.commands_runs import find_run_root
+
+    root = await find_run_root(ls, args.run_id, args.root)
+    return wire.CancelRunResult(cancelled=await root.engine.workflows.cancel_any(args.run_id))
 
 
 @command("agentic.refine", RefineArgs, "{changesetId: string, feedback: string}",
@@ -374,3 +377,7 @@ async def rollback(ls: AgenticLanguageServer, args: RollbackArgs) -> cwire.Rollb
     else:
         root = ls.workspaces.choose(args.root)
     return await ls.review.rollback(root, args.changeset_id)
+
+
+# The run-steering commands register themselves on import (they reuse ``command`` above).
+from agentic_lsp.lsp import commands_runs as _commands_runs  # noqa: E402, F401

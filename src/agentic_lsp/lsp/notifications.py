@@ -262,3 +262,5 @@ class ProgressReporter:
             self.report(token, f"changeset {model.changeset_id} ready for review", force=True)
         elif event.kind == "run_finished":
             self.end(token, model.status if isinstance(model, RunFinishedEvent) else "finished")
+        elif event.kind == "run_waiting":  # a person answers; respond starts a new progress
+            self.end(token, f"waiting for your review of {event.data.get('stage', 'a stage')}")

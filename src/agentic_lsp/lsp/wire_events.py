@@ -37,6 +37,7 @@ from agentic_lsp.lsp.wire_run_events import (
     StageStartedEvent,
     TokenUsage,
 )
+from agentic_lsp.lsp.wire_steering import STEERING_EVENTS
 
 log = logging.getLogger(__name__)
 
@@ -267,6 +268,7 @@ RUN_EVENTS: dict[str, tuple[type[Wire], Callable[[Mapping[str, Any]], Wire]]] = 
     "run_finished": (RunFinishedEvent, _run_finished),
     "model_call": (ModelCallEvent, _model_call),
     "log": (LogEvent, _log),
+    **STEERING_EVENTS,
 }
 
 #: Every event kind the server sends and the model of its ``data``.

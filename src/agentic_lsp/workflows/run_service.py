@@ -12,10 +12,8 @@ in checkpoints (``checkpoints.py``): after a restart, runs left running are list
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -24,21 +22,18 @@ from agentic_lsp.changes.changeset import LIVE_STATUSES
 from agentic_lsp.changes.diff import apply_hunks
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.providers import check_provider, make_chat_models
-from agentic_lsp.workflows.checkpoints import Checkpoints
 from agentic_lsp.workflows.editor_context import EditorContext, check_context
 from agentic_lsp.workflows.events import RunEvent, RunReport
-from agentic_lsp.workflows.graph import APPROVE, MAX_REVISIONS, REVISE, mermaid
+from agentic_lsp.workflows.graph import mermaid
 from agentic_lsp.workflows.loader import WorkflowCatalog, load_catalog
 from agentic_lsp.workflows.planner import StageChoice, assemble_plan
 from agentic_lsp.workflows.recorder import RunRecorder
-from agentic_lsp.workflows.review_gate import MAX_FEEDBACK_CHARS
-from agentic_lsp.workflows.run_status import OWNER, RunStatusInfo, owner_alive, status_of
-from agentic_lsp.workflows.run_store import RunJournal, RunStore, report_from_record, report_record
+from agentic_lsp.workflows.run_book import LiveRun, RunBook, request_record
+from agentic_lsp.workflows.run_steering import RunSteering
 from agentic_lsp.workflows.runner import (
     ModelFactory,
     RunRequest,
     WorkflowRun,
-    current_stage,
 )
 from agentic_lsp.workflows.state import PendingEdit
 
@@ -47,117 +42,12 @@ if TYPE_CHECKING:
     from agentic_lsp.workflows.ports import RunPorts
 
 
-@dataclass
-class _Run:
-    report: RunReport
-    task: asyncio.Task[Any] | None  # None while waiting at a review gate (nothing runs)
-    runner: WorkflowRun
-    request: RunRequest
-
-    def busy(self) -> bool:
-        return self.task is not None and not self.task.done()
-
-
-def _request_record(request: RunRequest) -> dict[str, Any]:
-    return {
-        "run_id": request.run_id,
-        "task": request.task,
-        "workflow": request.workflow,
-        "feedback": request.feedback,
-        "parent_changeset": request.parent_changeset,
-        "iteration": request.iteration,
-        "context": request.context.model_dump(mode="json") if request.context else None,
-        "owner": OWNER,
-    }
-
-
-def _request_from(record: dict[str, Any]) -> RunRequest:
-    req = record.get("request") or {}
-    return RunRequest(
-        run_id=str(req["run_id"]),
-        task=str(req.get("task", "")),
-        workflow=req.get("workflow"),
-        feedback=req.get("feedback"),
-        parent_changeset=req.get("parent_changeset"),
-        iteration=int(req.get("iteration") or 0),
-        context=EditorContext.model_validate(req["context"]) if req.get("context") else None,
-    )
-
-
-class WorkflowService:
+class WorkflowService(RunSteering):
     def __init__(self, ports: RunPorts, model_factory: ModelFactory | None = None) -> None:
         self.ports = ports
         self._factory = model_factory
-        self._runs: dict[str, _Run] = {}
-        folder = ports.cache_dir / "runs"
-        self._journal: RunJournal | None = None
-        self._folder = folder
-        self.checkpoints = Checkpoints(folder / "checkpoints.sqlite")
-        self._recovered = False
-
-    # -- persistence -------------------------------------------------------------------------
-
-    @property
-    def journal(self) -> RunJournal:
-        if self._journal is None:
-            self._journal = RunJournal(RunStore(self._folder / "runs.sqlite"))
-        return self._journal
-
-    def _persist(self, run: _Run) -> Callable[[RunEvent], None]:
-        """The recorder's persist hook: every event, and the record after each that matters."""
-        journal = self.journal
-        report, request = run.report, _request_record(run.request)
-
-        def persist(event: RunEvent) -> None:
-            seq = len(report.events)
-            journal.submit(
-                journal.store.add_events,
-                [(event.run_id, seq, event.kind, event.ts, event.data)],
-            )
-            if event.kind not in ("log", "model_call") or report.status != "running":
-                self._save(report, request)
-
-        return persist
-
-    def _save(self, report: RunReport, request: dict[str, Any]) -> None:
-        record = report_record(report, request)
-        self.journal.submit(
-            self.journal.store.save, report.run_id, report.status, report.started, record
-        )
-
-    async def recover(self) -> list[str]:
-        """Once per service: runs a previous process left running are marked ``interrupted``
-        (with the stage they were at); old finished runs past ``keep_runs`` are deleted.
-        Runs owned by another live process (a CLI run beside the editor) are left alone."""
-        if self._recovered:
-            return []
-        self._recovered = True
-        store = self.journal.store
-        marked: list[str] = []
-        for record in await self.journal.call(store.unfinished):
-            report = report_from_record(record)
-            owner = (record.get("request") or {}).get("owner") or {}
-            if report.status != "running" or report.run_id in self._runs or owner_alive(owner):
-                continue
-            where = current_stage(report) or "its start"
-            report.status = "interrupted"
-            report.error = (
-                f"the server stopped while the run was at {where}; resume it (it goes on from "
-                "its last completed stage) or cancel it"
-            )
-            self.journal.submit(
-                store.save,
-                report.run_id,
-                report.status,
-                report.started,
-                report_record(report, record.get("request") or {}),
-            )
-            marked.append(report.run_id)
-        gone = await self.journal.call(store.prune, self.ports.settings.workflows.keep_runs)
-        for run_id in gone:
-            with contextlib.suppress(Exception):
-                await self.checkpoints.forget(run_id)
-        return marked
+        self._runs: dict[str, LiveRun] = {}
+        self.book = RunBook(ports.cache_dir / "runs", ports.settings.workflows.keep_runs)
 
     # -- workflows ---------------------------------------------------------------------------
 
@@ -209,7 +99,7 @@ class WorkflowService:
 
     # -- runs --------------------------------------------------------------------------------
 
-    def _get(self, run_id: str) -> _Run:
+    def _get(self, run_id: str) -> LiveRun:
         run = self._runs.get(run_id)
         if run is None:
             raise AgenticError(f"no workflow run {run_id!r}", "start one with start_run")
@@ -270,16 +160,16 @@ class WorkflowService:
             iteration=request.iteration,
             context=request.context,
         )
-        await self.recover()
-        saver = await self.checkpoints.saver()
+        await self.book.recover(self._runs)
+        saver = await self.book.checkpoints.saver()
         recorder = RunRecorder(report, on_event)
         check = None if self._factory is not None else self._check
         runner = WorkflowRun(
             self.ports, index, catalog, request, recorder, self._models, check, saver
         )
-        run = _Run(report, None, runner, request)
-        recorder.persist = self._persist(run)
-        self._save(report, _request_record(request))
+        run = LiveRun(report, None, runner, request)
+        recorder.persist = self.book.persist(run)
+        self.book.save(report, request_record(request))
         run.task = asyncio.create_task(runner.execute(), name=f"agentic-run-{request.run_id}")
         self._runs[request.run_id] = run
         return request.run_id
@@ -335,191 +225,9 @@ class WorkflowService:
             run.task.cancel()
         if running:
             await asyncio.wait([run.task for run in running if run.task], timeout=10)
-        if self._journal is not None:
-            with contextlib.suppress(Exception):
-                await self._journal.flush()
-            await asyncio.to_thread(self._journal.close)
-            self._journal = None
-        await self.checkpoints.close()
+        await self.book.close()
 
     # -- steering ----------------------------------------------------------------------------
-
-    async def _load(self, run_id: str) -> _Run:
-        """A run of this process, or one from the store (after a restart) made ready to go on."""
-        await self.recover()
-        run = self._runs.get(run_id)
-        if run is not None:
-            return run
-        record = await self.journal.call(self.journal.store.get, run_id)
-        if record is None:
-            raise AgenticError(f"no workflow run {run_id!r}", "list runs with listRuns")
-        report = report_from_record(record)
-        report.events = await self.journal.call(self.journal.store.events, run_id)
-        request = _request_from(record)
-        index = await asyncio.to_thread(self.ports.open_index)
-        catalog = await asyncio.to_thread(self.catalog)
-        saver = await self.checkpoints.saver()
-        recorder = RunRecorder(report)
-        check = None if self._factory is not None else self._check
-        runner = WorkflowRun(
-            self.ports, index, catalog, request, recorder, self._models, check, saver
-        )
-        if report.status == "waiting_input":
-            runner.waiting = report.pending or {}
-        run = _Run(report, None, runner, request)
-        recorder.persist = self._persist(run)
-        self._runs[run_id] = run
-        return run
-
-    async def status(self, run_id: str) -> RunStatusInfo:
-        run = self._runs.get(run_id)
-        if run is not None:
-            return status_of(run.report)
-        record = await self._stored(run_id)
-        return status_of(report_from_record(record))
-
-    async def _stored(self, run_id: str) -> dict[str, Any]:
-        await self.recover()
-        record = await self.journal.call(self.journal.store.get, run_id)
-        if record is None:
-            raise AgenticError(f"no workflow run {run_id!r}", "list runs with listRuns")
-        return record
-
-    async def list_runs(self, limit: int = 50) -> list[RunStatusInfo]:
-        """The newest runs first, from this process and from the store (earlier processes)."""
-        await self.recover()
-        await self.journal.flush()
-        records = await self.journal.call(self.journal.store.recent, limit)
-        out = []
-        for record in records:
-            run_id = str(record["report"].get("run_id"))
-            live = self._runs.get(run_id)
-            report = live.report if live is not None else report_from_record(record)
-            out.append(status_of(report))
-        return out
-
-    async def run_events(self, run_id: str, after: int = 0) -> list[RunEvent]:
-        run = self._runs.get(run_id)
-        if run is not None:
-            return list(run.report.events[after:])
-        await self._stored(run_id)
-        return list(await self.journal.call(self.journal.store.events, run_id, after))
-
-    async def respond(
-        self,
-        run_id: str,
-        decision: str,
-        feedback: str = "",
-        on_event: Callable[[RunEvent], Any] | None = None,
-    ) -> RunStatusInfo:
-        """Answer the review gate a run waits at: ``approve``, or ``revise`` with feedback."""
-        decision = decision.strip().lower()
-        if decision not in (APPROVE, REVISE):
-            raise AgenticError(
-                f"unknown review decision {decision!r}", "answer approve or revise (with feedback)"
-            )
-        if decision == REVISE and not feedback.strip():
-            raise AgenticError("a revision needs feedback", "say what the stage should change")
-        run = await self._load(run_id)
-        report = run.report
-        if report.status != "waiting_input" or run.busy():
-            raise AgenticError(
-                f"run {run_id} is {report.status}, not waiting for a review",
-                "respond answers a run whose status is waiting_input",
-            )
-        stage = str((report.pending or {}).get("stage", ""))
-        revisions = sum(1 for r in report.reviews if r.get("stage") == stage and
-                        r.get("decision") == REVISE)  # fmt: skip
-        if decision == REVISE and revisions >= MAX_REVISIONS:
-            raise AgenticError(
-                f"stage {stage} was revised {revisions} times already",
-                "approve it, or cancel the run and start again with a clearer task",
-            )
-        answer = {"decision": decision, "feedback": feedback.strip()[:MAX_FEEDBACK_CHARS]}
-        self._go_on(run, answer, "waiting_input", on_event)
-        return status_of(report)
-
-    async def resume(
-        self, run_id: str, on_event: Callable[[RunEvent], Any] | None = None
-    ) -> RunStatusInfo:
-        """Go on with an interrupted run from its last completed stage."""
-        run = await self._load(run_id)
-        report = run.report
-        if report.status != "interrupted" or run.busy():
-            raise AgenticError(
-                f"run {run_id} is {report.status}, not interrupted",
-                "resume continues runs a restart or crash interrupted"
-                + ("; answer its review with respond" if report.status == "waiting_input" else ""),
-            )
-        if not await self.checkpoints.has(run_id):
-            report.status = "failed"
-            report.error = "it was interrupted before its first checkpoint; start it again"
-            self._save(report, _request_record(run.request))
-            raise AgenticError(f"run {run_id} cannot resume: {report.error}")
-        report.resumed += 1
-        self._go_on(run, None, "interrupted", on_event)
-        return status_of(report)
-
-    def _go_on(
-        self,
-        run: _Run,
-        answer: dict[str, str] | None,
-        was: str,
-        on_event: Callable[[RunEvent], Any] | None,
-    ) -> None:
-        if on_event is not None:
-            run.runner.recorder.sink = on_event
-        run.report.status = "running"
-        run.runner.recorder.emit("run_resumed", **{"from": was}, answer=answer)
-        run.task = asyncio.create_task(
-            run.runner.execute(answer, fresh=False), name=f"agentic-run-{run.report.run_id}"
-        )
-
-    async def send_message(self, run_id: str, text: str) -> dict[str, Any]:
-        """Queue a message for the run's next model call (a running or waiting run)."""
-        run = await self._load(run_id)
-        status = run.report.status
-        if status not in ("running", "waiting_input"):
-            raise AgenticError(
-                f"run {run_id} is {status}: no model call will read a message",
-                "messages reach running or waiting runs; start a new run or refine its changeset",
-            )
-        try:
-            message = run.runner.inbox.put(text)
-        except ValueError as exc:
-            raise AgenticError(str(exc), "send a shorter message, or wait") from None
-        return message.as_dict()
-
-    async def prune(self, run_id: str, stage_id: str) -> RunStatusInfo:
-        """Prune a planned stage of a live run: a running stage is cancelled and its edits
-        discarded, a ready one is skipped; routing goes on as if it had been skipped."""
-        run = await self._load(run_id)
-        report = run.report
-        if report.status not in ("running", "waiting_input", "interrupted"):
-            raise AgenticError(f"run {run_id} is {report.status}: nothing is left to prune")
-        state = report.stage_states.get(stage_id)
-        if stage_id not in report.planned_stages:
-            known = ", ".join(report.planned_stages) or "none yet"
-            why = "skipped by the orchestrator" if stage_id in report.skipped_stages else ""
-            raise AgenticError(
-                f"stage {stage_id!r} is not planned in run {run_id}" + (f" ({why})" if why
-                else ""), f"planned stages: {known}")  # fmt: skip
-        if state in ("COMPLETED", "FAILED", "WAITING_INPUT"):
-            raise AgenticError(
-                f"stage {stage_id} is {state.lower().replace('_', ' ')}: only a stage that is "
-                "ready or running can be pruned",
-                "reject its edits in the changeset, or answer its review",
-            )
-        if state == "PRUNED":
-            return status_of(report)
-        plan = run.runner.plan
-        if plan is not None and plan.stages[stage_id].spec.required:
-            raise AgenticError(
-                f"stage {stage_id} is required by workflow {plan.workflow.name}",
-                "prune optional stages; cancel the run to stop it",
-            )
-        run.runner.prune(stage_id, "pruned by the user")
-        return status_of(report)
 
     # -- refine ------------------------------------------------------------------------------
 

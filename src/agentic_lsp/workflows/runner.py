@@ -22,23 +22,21 @@ from langgraph.types import Command
 
 from agentic_lsp.agents.registry import AGENTS, roles_for
 from agentic_lsp.agents.test_runner import TestRunner
-from agentic_lsp.changes.changeset import Author, Changeset, ProposedEdit
-from agentic_lsp.changes.patch import file_diff
-from agentic_lsp.errors import AgenticError, ChangesetError
+from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.guidance import Inbox, UserMessage, receiving
 from agentic_lsp.llm.metering import Meter, ModelCall, metering, scope
 from agentic_lsp.llm.model_profile import profile_for
-from agentic_lsp.llm.scripted import ScriptedChatModel
 from agentic_lsp.workflows.checkpoints import config as checkpoint_config
 from agentic_lsp.workflows.decision_cache import DecisionCache, decision_key
 from agentic_lsp.workflows.editor_context import EditorContext
-from agentic_lsp.workflows.events import RunReport
 from agentic_lsp.workflows.graph import build_graph, mermaid, recursion_limit
 from agentic_lsp.workflows.loader import WorkflowCatalog
 from agentic_lsp.workflows.orchestrator import OrchestratorDecision, decide
-from agentic_lsp.workflows.planner import Plan, StageChoice, assemble_plan
+from agentic_lsp.workflows.planner import Plan, assemble_plan
 from agentic_lsp.workflows.project_facts import gather_facts
+from agentic_lsp.workflows.proposal import answer_text, describe_models, propose_changeset
 from agentic_lsp.workflows.recorder import RunRecorder
+from agentic_lsp.workflows.resume_plan import current_stage, rebuild_plan
 from agentic_lsp.workflows.retrieval import RetrievalAgent
 from agentic_lsp.workflows.review_gate import ReviewGates
 from agentic_lsp.workflows.schema import DONE
@@ -53,7 +51,6 @@ log = logging.getLogger(__name__)
 ModelFactory = Callable[[list[str]], Awaitable[Mapping[str, BaseChatModel]]]
 ProviderCheck = Callable[[list[str]], Awaitable[None]]
 ALL_ROLES = ["orchestrator", "retrieval", *roles_for(AGENTS)]
-TITLE_CHARS = 120
 
 
 @dataclass
@@ -73,77 +70,6 @@ class RunRequest:
         if self.context is None:
             return self.task
         return f"{self.task.rstrip()}\n\nEditor context: {self.context.describe()}"
-
-
-def describe_models(models: Mapping[str, BaseChatModel]) -> tuple[str, bool]:
-    """How the run's models are labelled in its report; scripted doubles say so."""
-    for model in models.values():
-        if isinstance(model, ScriptedChatModel):
-            return model.describe(), True
-    labels = []
-    for model in models.values():
-        describe = getattr(model, "describe", None)
-        labels.append(describe() if callable(describe) else type(model).__name__)
-    return ", ".join(dict.fromkeys(labels)) or "no model", False
-
-
-def diff_stats(changeset: Changeset) -> dict[str, dict[str, int]]:
-    stats = {}
-    for change in changeset.files:
-        lines = file_diff(change).splitlines()
-        added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
-        removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
-        stats[change.path] = {"added": added, "removed": removed}
-    return stats
-
-
-def _answer(plan: Plan, state: RunState) -> str:
-    """What the user reads: analysis text, and the findings of the last security review."""
-    parts: list[str] = []
-    last_security = {
-        r.stage: r for r in state.stage_results if plan.stages[r.stage].spec.type == "security"
-    }
-    for result in state.stage_results:
-        kind = plan.stages[result.stage].spec.type
-        if (kind == "analysis" and result.ok) or last_security.get(result.stage) is result:
-            parts += [text for text in result.agent_outputs.values() if text.strip()]
-    return "\n\n".join(parts)
-
-
-def current_stage(report: RunReport) -> str:
-    """The stage that is running or waiting (the last one to change state), or ''."""
-    active = [s for s, st in report.stage_states.items() if st in ("RUNNING", "WAITING_INPUT")]
-    return active[-1] if active else ""
-
-
-def rebuild_plan(catalog: WorkflowCatalog, report: RunReport, request: RunRequest) -> Plan:
-    """The plan a stored run was following, from its workflow and its planned stages; refused
-    when the workflow's file changed so that the same stages no longer make the same plan."""
-    if not report.workflow:
-        raise AgenticError(
-            f"run {report.run_id} stopped before it chose a workflow", "start it again"
-        )
-    workflow = catalog.get(report.workflow)
-    choices = {
-        s.id: StageChoice(s.id in report.planned_stages, report.skipped_stages.get(s.id, ""))
-        for s in workflow.stages
-        if not s.required
-    }
-    plan = assemble_plan(
-        workflow,
-        request.task,
-        choices,
-        reasoning=report.reasoning,
-        feedback=request.feedback,
-        source=catalog.sources.get(workflow.name, ""),
-    )
-    if plan.planned != report.planned_stages:
-        raise AgenticError(
-            f"workflow {workflow.name!r} changed since run {report.run_id} started (planned "
-            f"{report.planned_stages}, now {plan.planned}); it cannot resume",
-            "start the task again",
-        )
-    return plan
 
 
 class WorkflowRun:
@@ -452,7 +378,7 @@ class WorkflowRun:
         report = self.report
         report.iterations = state.iterations
         report.attempts = dict(state.attempts)
-        report.answer = _answer(plan, state)
+        report.answer = answer_text(plan, state)
         if state.terminal != DONE:
             report.status = "aborted"
             failure = state.failure
@@ -460,50 +386,4 @@ class WorkflowRun:
             return
         report.status = "succeeded"
         if state.pending_changeset:
-            await self._propose(plan, state)
-
-    async def _propose(self, plan: Plan, state: RunState) -> None:
-        req, report = self.request, self.report
-        edits = [
-            ProposedEdit(
-                path=edit.path,
-                new_text=edit.new_text,
-                author=Author(
-                    stage=edit.stage,
-                    agent=edit.agent,
-                    iteration=req.iteration if edit.iteration is None else edit.iteration,
-                ),
-                reason=edit.reason,
-            )
-            for edit in state.pending_changeset.values()
-        ]
-        title = " ".join(req.task.split())[:TITLE_CHARS]
-        stages = "; ".join(
-            f"{o.stage}#{o.attempt} {'ok' if o.ok else 'failed'}" for o in report.outcomes
-        )
-        summary = (
-            f"Task: {req.task.strip()}\nWorkflow: {plan.workflow.name} (run {report.run_id}, "
-            f"iteration {req.iteration})\nStages: {stages}\nReasoning: {report.reasoning}"
-        )
-        try:
-            changeset = await asyncio.to_thread(
-                self.ports.changes.propose,
-                edits,
-                run_id=report.run_id,
-                title=title,
-                summary=summary,
-                iteration=req.iteration,
-            )
-        except ChangesetError as exc:
-            self.recorder.log(f"no changeset: {exc.message}", "warning")
-            report.error = f"no changeset: {exc.message}"
-            return
-        report.changeset_id = changeset.id
-        self.recorder.emit(
-            "changeset_ready",
-            changeset_id=changeset.id,
-            files=[c.path for c in changeset.files],
-            diff_stats=diff_stats(changeset),
-            flagged=changeset.flagged,
-            authors={c.path: c.author.model_dump() for c in changeset.files},
-        )
+            await propose_changeset(self.ports, self.request, self.recorder, plan, state)
