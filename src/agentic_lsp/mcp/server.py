@@ -38,6 +38,7 @@ from agentic_lsp.mcp.security import (
 )
 from agentic_lsp.mcp.tools_changes import register_change_tools
 from agentic_lsp.mcp.tools_files import register_file_tools
+from agentic_lsp.mcp.tools_runs import register_run_tools
 from agentic_lsp.mcp.tools_search import register_search_tools
 from agentic_lsp.mcp.tools_workflows import register_workflow_tools
 from agentic_lsp.workspace import workspace_cache_dir
@@ -80,6 +81,7 @@ def build_server(access: EngineAccess) -> MCPServer:
     register_file_tools(server, access)
     register_change_tools(server, access)
     register_workflow_tools(server, access)
+    register_run_tools(server, access)
     register_resources(server, access)
     quiet_sdk_logs()
     return server

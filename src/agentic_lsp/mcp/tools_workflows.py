@@ -253,7 +253,10 @@ def register_workflow_tools(server: MCPServer, access: EngineAccess) -> None:
         reply = Reply(access.max_chars)
         if not wait:
             run_id = await engine.workflows.start_run(task, workflow, context=context)
-            reply.line(f"run {run_id} started; its changeset will appear in list_changesets")
+            reply.line(
+                f"run {run_id} started; poll it with run_status (cancel_run stops it); its "
+                "changeset will appear in list_changesets"
+            )
             reply.data.update(run_id=run_id, status="running")
             return reply.result()
         relay = ProgressRelay(ctx)

@@ -212,6 +212,10 @@ class WorkflowService(RunSteering):
         await self._load(run_id)
         return self.cancel(run_id)
 
+    def set_sink(self, run_id: str, sink: Callable[[RunEvent], Any] | None) -> None:
+        """Where a live run's events go from now on (a client that follows it)."""
+        self._get(run_id).runner.recorder.sink = sink
+
     def get_report(self, run_id: str) -> RunReport:
         return self._get(run_id).report
 
