@@ -266,3 +266,44 @@ async def test_grounding_relocates_snippets_of_files_changed_since_indexing(engi
     assert context.grounding.relocated >= 1 and context.grounding.checked >= 1
     assert "shop/cart.py" in files and any(f.name == "total" for f in functions)
     assert context.tokens <= context.budget and context.query_source == "task"
+
+
+async def test_feature_workflow_waits_for_a_review_before_its_tests_when_asked(
+    engine: Engine,
+) -> None:
+    decision = {
+        "workflow": "feature_with_iterative_testing",
+        "reasoning": "the user wants to see the change first",
+        "optional_stages": {
+            "review_change": {"include": True, "why": "asked to review before the tests"},
+            "security": {"include": False, "why": "arithmetic only"},
+            "lint": {"include": False, "why": "not asked"},
+        },
+    }
+    service, script = scripted(
+        engine,
+        [
+            {"role": "orchestrator", "reply": json.dumps(decision)},
+            queries("apply_discount", "total"),
+            {"role": "code", "reply": ADD_FEATURE},
+            queries("discount_total"),
+            {"role": "tests", "reply": NEW_TEST},
+        ],
+    )
+    run_id = await service.start_run(
+        "Add discount_total(items, percent) to the cart; let me review it before the tests"
+    )
+    report = await service.wait(run_id, until_input=True)
+    assert report.status == "waiting_input", report.error
+    assert report.planned_stages == ["implement", "review_change", "test"]
+    question = report.pending or {}
+    assert question["stage"] == "review_change" and question["files"] == ["shop/cart.py"]
+    assert "+def discount_total" in question["diff"]  # the whole change so far
+    assert not any(o.stage == "test" for o in report.outcomes)  # the tests wait for the review
+    await service.respond(run_id, "approve")
+    report = await service.wait(run_id)
+    assert report.status == "succeeded", report.error
+    assert [o.stage for o in report.outcomes] == ["implement", "review_change", "test"]
+    assert script.remaining == 0
+    changeset = engine.changes.get(report.changeset_id or "")
+    assert {c.path for c in changeset.files} == {"shop/cart.py", "tests/test_discount_total.py"}

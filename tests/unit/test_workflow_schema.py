@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agentic_lsp.workflows.loader import builtin_dir, load_catalog, parse_workflow
 from agentic_lsp.workflows.schema import Problem, WorkflowDefinitionError
@@ -53,8 +54,10 @@ def test_shipped_workflows_load_and_cover_the_issue() -> None:
     assert catalog.errors == []
     assert set(catalog.workflows) >= SHIPPED
     feature = catalog.workflows["feature_with_iterative_testing"]
-    assert [s.type for s in feature.stages] == ["code", "tests", "security", "lint"]
-    assert [s.required for s in feature.stages] == [True, True, False, False]
+    assert [s.type for s in feature.stages] == ["code", "review", "tests", "security", "lint"]
+    assert [s.required for s in feature.stages] == [True, False, True, False, False]
+    gate = feature.stage("review_change")
+    assert (gate.review, gate.revise_to, gate.agent_specs) == ("human", "implement", [])
     assert catalog.workflows["architecture_discussion"].workflow_type == "document"
     explain = catalog.workflows["explain"]
     assert {a.kind for s in explain.stages for a in s.agent_specs} == {"analysis"}
@@ -161,3 +164,16 @@ def test_catalog_reports_broken_workspace_files_and_lets_good_ones_override(tmp_
     assert "broken.yaml:6: stages.0.type" in str(info.value)
     with pytest.raises(Exception, match="no workflow named 'nothing'"):
         catalog.get("nothing")
+
+
+def test_review_settings_are_checked() -> None:
+    base = yaml.safe_load(VALID)
+    stage = base["stages"][0]
+    for extra, message in [
+        ({"type": "review"}, "a review stage has no agents and needs review"),
+        ({"review": "human", "revise_to": "nowhere"}, "no stage has id 'nowhere'"),
+        ({"revise_to": stage["id"]}, "revise_to needs review: human or agent"),
+    ]:
+        broken = {**base, "stages": [{**stage, **extra}, *base["stages"][1:]]}
+        with pytest.raises(WorkflowDefinitionError, match=message):
+            parse_workflow(yaml.safe_dump(broken), "wf.yaml")

@@ -80,7 +80,8 @@ def build_graph(
             labels.pop(PRUNED, None)
         kind = gated.get(stage_id)
         if kind is not None:
-            onward = {APPROVE: labels[SUCCESS], REVISE: stage_id}
+            back = plan.stages[stage_id].spec.revise_to or stage_id
+            onward = {APPROVE: labels[SUCCESS], REVISE: back if back in planned else stage_id}
             gate = gate_node_id(stage_id)
             graph.add_node(gate, cast(Any, (gate_node or _no_review)(stage_id)))
             graph.add_conditional_edges(gate, _route_label, cast(dict[Hashable, str], onward))

@@ -60,10 +60,12 @@ class ReviewGates:
         self.env = env
 
     def _edits(self, stage_id: str, state: RunState) -> dict[str, str | None]:
+        """The stage's edits; for a ``review`` stage, the whole change so far."""
+        whole = self.env.plan.stages[stage_id].spec.type == "review"
         return {
             path: edit.new_text
             for path, edit in state.pending_changeset.items()
-            if edit.stage == stage_id
+            if whole or edit.stage == stage_id
         }
 
     async def question(self, stage_id: str, state: RunState) -> dict[str, Any]:
@@ -113,11 +115,13 @@ class ReviewGates:
             env.recorder.node_state(stage_id, "COMPLETED", f"approved by the {who}")
             return {"route": APPROVE}
         revisions = state.revisions.get(stage_id, 0) + 1
-        env.recorder.node_state(stage_id, "READY", f"revision {revisions} asked by the {who}")
+        back = env.plan.stages[stage_id].spec.revise_to or stage_id
+        back = back if back in env.plan.planned else stage_id
+        env.recorder.node_state(back, "READY", f"revision {revisions} asked by the {who}")
         return {
             "route": REVISE,
             "revisions": {**state.revisions, stage_id: revisions},
-            "attempts": {**state.attempts, stage_id: 0},
+            "attempts": {**state.attempts, back: 0},
             "failure": FailureContext(
                 stage=stage_id,
                 attempt=state.attempts.get(stage_id, 1),

@@ -24,7 +24,7 @@ TERMINALS = (DONE, ABORT)
 ADAPTIVE_NODE = "adaptive_retrieval"
 RESERVED_IDS = frozenset({DONE, ABORT, ADAPTIVE_NODE, "__start__", "__end__", "start", "end"})
 
-StageType = Literal["code", "tests", "security", "lint", "analysis", "docs"]
+StageType = Literal["code", "tests", "security", "lint", "analysis", "docs", "review"]
 AgentKind = Literal["code", "tests", "security_scan", "security_review", "lint", "analysis", "docs"]
 FailureRule = Literal["any", "all", "majority"]
 Source = Literal["code", "tests", "docs", "config"]
@@ -37,6 +37,7 @@ DEFAULT_AGENTS: dict[str, tuple[str, ...]] = {
     "lint": ("lint",),
     "analysis": ("analysis",),
     "docs": ("docs",),
+    "review": (),  # no agent: the stage is a review gate (``review: human | agent``)
 }
 _ID_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
 
@@ -164,6 +165,11 @@ class StageSpec(_Strict):
     next_on_success: str
     next_on_failure: str = ABORT
     max_attempts: int = Field(1, ge=1, le=10)
+    revise_to: str | None = Field(
+        None,
+        description="The stage a revision asked at this stage's review goes back to "
+        "(default: this stage; a 'review' stage names the stage whose work it reviews).",
+    )
     review: Literal["none", "human", "agent"] = Field(
         "none",
         description=(
@@ -271,6 +277,14 @@ def semantic_problems(spec: WorkflowSpec) -> list[tuple[Loc, str]]:
                 problems.append(
                     ((*where, key), f"routes to {target!r}, which is not DONE, ABORT or a stage id")
                 )
+        if stage.revise_to is not None and stage.revise_to not in ids:
+            problems.append(((*where, "revise_to"), f"no stage has id {stage.revise_to!r}"))
+        if stage.revise_to is not None and stage.review == "none":
+            problems.append(((*where, "revise_to"), "revise_to needs review: human or agent"))
+        if stage.type == "review" and (stage.review == "none" or stage.agents):
+            problems.append(
+                ((*where, "type"), "a review stage has no agents and needs review: human or agent")
+            )
         if not stage.required and not stage.reasoning_guidance.strip():
             problems.append(
                 ((*where, "reasoning_guidance"), "an optional stage needs reasoning_guidance")

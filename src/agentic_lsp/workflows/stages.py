@@ -271,7 +271,10 @@ class StageExecutor:
             *(self._agent(s, c) for s, c in zip(specs, contexts, strict=True))
         )
         outcome = StageAttempt(dict(zip([s.name for s in specs], results, strict=True)))
-        outcome.failed = stage_failed([r.ok for r in results], stage.spec.failure_rule)
+        # a review stage has no agent: it only holds the run at its gate
+        outcome.failed = bool(specs) and stage_failed(
+            [r.ok for r in results], stage.spec.failure_rule
+        )
         outcome.collect_edits()
         if not outcome.failed and "tests" in stage.spec.verify:
             buffers = dict(readable.buffers())
