@@ -27,6 +27,7 @@ STEPS: list[dict[str, Any]] = [
     {"role": "code", "match": "Type the greeting", "reply": FIRST},
     {"role": "code", "match": "keep the signature on one line", "reply": SECOND},
     SLOW,
+    {"role": "code", "match": "Gate when waited on", "reply": FIRST},
 ]
 
 
@@ -79,7 +80,7 @@ async def test_a_polled_run_is_reviewed_revised_messaged_and_approved(served: Se
         revised = ok(await client.call_tool("respond_to_run", {
             "run_id": run_id, "decision": "revise", "feedback": "say it returns a string",
         }))  # fmt: skip
-        assert "waiting for a review" in text_of(revised)  # the stage ran again, then its gate
+        assert "waiting for your review" in text_of(revised)  # the stage ran again, its gate
         model = engine.workflows.models_for(run_id)["code"]
         assert isinstance(model, ScriptedChatModel)
         last = "\n".join(text for _, text in model.calls[-1].messages)
@@ -122,3 +123,19 @@ async def test_a_polled_run_is_cancelled_and_garbage_ids_are_tool_errors(served:
         bad = await client.call_tool("respond_to_run", {"run_id": run_id, "decision": "maybe"})
         assert bad.is_error
         ok(await client.call_tool("list_workflows", {}))  # still serving
+
+
+async def test_a_waited_run_returns_at_its_review_gate(served: Served) -> None:
+    _, handle = served
+    async with http_client(handle) as client:
+        result = ok(await client.call_tool(
+            "run_workflow", {"task": "Gate when waited on", "workflow": "mcp_gated"}
+        ))  # fmt: skip
+        text = text_of(result)
+        assert ": waiting_input" in text and "waiting for your review of stage code" in text
+        assert "+def greet(name: str):" in text
+        run_id = (result.structured_content or {})["run_id"]
+        done = ok(await client.call_tool(
+            "respond_to_run", {"run_id": run_id, "decision": "approve"}
+        ))  # fmt: skip
+        assert f"run {run_id}: succeeded" in text_of(done)

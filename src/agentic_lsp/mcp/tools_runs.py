@@ -60,10 +60,7 @@ async def _follow(engine: Engine, reply: Reply, run_id: str, ctx: Context) -> No
         report = await service.wait(run_id, until_input=True)
     finally:
         await relay.close()
-    if report.status == "waiting_input":
-        describe_status(reply, await service.status(run_id))
-    else:
-        await report_run(engine, reply, report)
+    await report_run(engine, reply, report)
 
 
 def register_run_tools(server: MCPServer, access: EngineAccess) -> None:

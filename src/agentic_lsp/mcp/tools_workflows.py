@@ -92,12 +92,13 @@ class ProgressRelay:
 
 
 async def _wait_for_report(engine: Engine, run_id: str) -> RunReport:
-    """The run's report; when this call is cancelled (the client gave up), the run is too.
+    """The run's report once it ends or waits for a review; when this call is cancelled (the
+    client gave up), the run is too.
 
     The wait is shielded so that the caller's cancellation reaches this frame even when the
     service's own wait treats cancellation as the end of the run.
     """
-    waiter = asyncio.ensure_future(engine.workflows.wait(run_id))
+    waiter = asyncio.ensure_future(engine.workflows.wait(run_id, until_input=True))
     try:
         report: RunReport = await asyncio.shield(waiter)
     except asyncio.CancelledError:
@@ -153,6 +154,17 @@ async def report_run(engine: Engine, reply: Reply, report: RunReport) -> None:
         reply.block(report.test_output[-4000:], "test output (tail)")
     reply.data.update(run_id=report.run_id, status=report.status, workflow=report.workflow,
                       changeset_id=report.changeset_id, usage=report.usage)  # fmt: skip
+    if report.status == "waiting_input":
+        question = report.pending or {}
+        reply.line(
+            f"waiting for your review of stage {clean(str(question.get('stage', '')))}: "
+            f"{clean(str(question.get('question', '')), 500)}"
+        )
+        if question.get("diff"):
+            reply.block(str(question["diff"]), f"the change of stage {question.get('stage')}")
+        reply.line("answer with respond_to_run (approve, or revise with feedback)")
+        reply.data["pending"] = question
+        return
     if report.context is not None:
         reply.data["editor_context"] = report.context.summary()
     if not report.changeset_id:
