@@ -95,3 +95,16 @@ def test_missing_task_is_a_clear_error(workspace: Path, capsys: pytest.CaptureFi
     assert main(["run", "-w", str(workspace)]) == 2
     err = capsys.readouterr().err
     assert "no task given" in err and "Traceback" not in err
+
+
+def test_a_gated_run_without_a_terminal_is_left_waiting_and_says_how_to_answer(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(FIXTURES / "steering" / "t_gated.yaml", workspace / ".agentic-lsp" / "workflows")
+    configure(workspace, [{"role": "code", "reply": FIX_TOTAL}])
+    assert main(["run", "round the totals", "--workflow", "t_gated", "-w", str(workspace)]) == 0
+    captured = capsys.readouterr()
+    assert "+    return round(" in captured.out  # the change under review
+    assert "? edit waits for your review" in captured.err
+    assert "waits for your review of edit; it is kept" in captured.err
+    assert "run succeeded" not in captured.err

@@ -68,6 +68,12 @@ class EventPrinter:
             self.line(f"  {d['message']}")
         elif kind == "changeset_ready":
             self.line(f"changeset {d['changeset_id']}: {', '.join(d['files'])}")
+        elif kind == "review_requested":
+            self.line(f"? {d['stage']} waits for your review: {d['question']}")
+        elif kind == "review_answered":
+            self.line(f"  review of {d['stage']}: {d['decision']} ({d['by']}) {d['feedback']}")
+        elif kind == "message" and d.get("status") == "delivered":
+            self.line(f"  your message {d['id']} reached {d['stage']}/{d['role']}")
         elif kind == "run_finished":
             extra = f": {d['error']}" if d.get("error") else ""
             self.line(f"run {d['status']}{extra}")
@@ -89,7 +95,7 @@ async def _run(
             await asyncio.to_thread(engine.sync_blocking, progress)
         printer = EventPrinter(err, args.show_graph)
         run_id = await engine.workflows.start_run(args.task, args.workflow, on_event=printer)
-        return await engine.workflows.wait(run_id)
+        return await _until_done(engine, run_id, err)
     except asyncio.CancelledError:
         if run_id is not None:
             engine.workflows.cancel(run_id)
@@ -97,6 +103,47 @@ async def _run(
         raise
     finally:
         await engine.close()
+
+
+async def _until_done(engine: Any, run_id: str, err: Console) -> RunReport:
+    """Wait for the run; at a review gate ask on the terminal (approve, revise, cancel, leave);
+    without a terminal the run is left waiting (it persists) and the CLI says how to answer."""
+    while True:
+        report: RunReport = await engine.workflows.wait(run_id, until_input=True)
+        if report.status != "waiting_input":
+            return report
+        question = report.pending or {}
+        print(question.get("diff", ""), end="", flush=True)
+        answer = await asyncio.to_thread(_ask_review, str(question.get("stage", "")))
+        if answer is None:
+            err.print(
+                f"run {run_id} waits for your review of {question.get('stage')}; it is kept: "
+                "answer it from your editor (agentic.respond) or an MCP client (respond_to_run)",
+                markup=False,
+                soft_wrap=True,
+            )
+            return report
+        if answer[0] == "cancel":
+            await engine.workflows.cancel_any(run_id)
+            continue
+        await engine.workflows.respond(run_id, answer[0], answer[1])
+
+
+def _ask_review(stage: str) -> tuple[str, str] | None:
+    if not sys.stdin.isatty():
+        return None
+    try:
+        choice = input(f"Review of {stage}: [a]pprove, [r]evise, [c]ancel, [l]eave waiting? ")
+        choice = choice.strip().lower()[:1]
+        if choice == "a":
+            return ("approve", "")
+        if choice == "r":
+            return ("revise", input("What should change? ").strip() or "revise it")
+        if choice == "c":
+            return ("cancel", "")
+    except EOFError:
+        pass
+    return None
 
 
 def _accept(root: Path, loaded: LoadedSettings, changeset_id: str, err: Console) -> int:
@@ -144,6 +191,8 @@ def run_command(
             "(or --show-graph --workflow NAME to draw a workflow)",
         )
     report = asyncio.run(_run(root, loaded, args, progress_bar, err))
+    if report.status == "waiting_input":
+        return 0
     if report.answer:
         print(report.answer)
     if report.changeset_id is None:
