@@ -273,3 +273,16 @@ def test_unclosed_fenced_new_file_is_reported() -> None:
     parsed = parse_edit_blocks("src/extra.py\n```python\nEXTRA = True\n")
     assert parsed.blocks == []
     assert "src/extra.py" in parsed.errors[0] and "never closed" in parsed.errors[0]
+
+
+def test_a_copied_snippet_header_names_the_file_of_a_fenced_block() -> None:
+    # small models copy the prompt's snippet header above their whole-definition reply
+    reply = (
+        "### src/pkg/mod.py:12-30 method Gen.visit (search; found by 'set fails in if')\n"
+        "```\n    def visit(self):\n        return 2\n```\n"
+    )
+    parsed = parse_edit_blocks(reply)
+    assert parsed.errors == []
+    [block] = parsed.blocks
+    assert (block.path, block.fenced) == ("src/pkg/mod.py", True)
+    assert "return 2" in block.replace

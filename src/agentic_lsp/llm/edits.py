@@ -15,7 +15,8 @@ Accepted reply format (aider-style; markers may have 5–9 of ``<``/``=``/``>``)
     >>>>>>> NEW FILE
 
 A path line followed by a fenced block with no markers is also a new file. The path line may be
-wrapped in backticks or bold, prefixed by ``File:``, and may sit before the opening fence; a block
+wrapped in backticks or bold, prefixed by ``File:``, be a copy of a prompt's snippet header
+(``### src/x.py:12-30 function f (...)``), and may sit before the opening fence; a block
 with no path line reuses the previous block's path.
 
 Nothing here raises on bad input: every problem (malformed markers, no path, SEARCH text missing or
@@ -39,6 +40,9 @@ _NEW_FILE = re.compile(r"^\s*<{5,9}\s*NEW[ _]FILE\s*$", re.IGNORECASE)
 _NEW_FILE_END = re.compile(r"^\s*>{5,9}\s*(?:END\s*)?(?:NEW[ _]FILE|END)?\s*$", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*[\w+.#-]*\s*$")
 _PATH_PREFIX = re.compile(r"^(?:file(?:name)?|path)\s*:\s*", re.IGNORECASE)
+# The header the prompts give a snippet (``### src/x.py:12-30 function f (search; ...)``): small
+# models copy it above their edit; its path is the file they mean.
+_SNIPPET_HEADER = re.compile(r"^(\S+?):\d+-\d+(?:\s|$)")
 _BARE_NAMES = {"Makefile", "Dockerfile", "Justfile", "Gemfile", "Rakefile", "Procfile", "LICENSE"}
 _ANY_MARKER = (_SEARCH, _DIVIDER, _REPLACE, _NEW_FILE)
 _OPENERS = (_SEARCH, _NEW_FILE)
@@ -72,6 +76,9 @@ def _clean_path(line: str) -> str | None:
     text = line.strip().strip("*").strip()
     text = text.lstrip("#").strip().strip("`").strip()
     text = _PATH_PREFIX.sub("", text).strip().strip("`*").rstrip(":").strip()
+    header = _SNIPPET_HEADER.match(text)
+    if header:
+        text = header.group(1)
     if not text or len(text) > 300 or any(c.isspace() for c in text):
         return None
     if any(m.match(text) for m in _ANY_MARKER) or _FENCE.match(text):
