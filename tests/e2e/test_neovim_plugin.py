@@ -189,6 +189,7 @@ def run_scenario(
     )
     assert report.get("ok"), f"{report.get('error')}\n{context}"
     assert proc.returncode == 0, context
+    assert "Error executing" not in proc.stderr, context  # a Lua error in a callback
     return report
 
 
@@ -237,6 +238,70 @@ def test_review_cycle_in_neovim(tmp_path: Path) -> None:
     assert (root / "src" / "shapes.py").read_text() == SHAPES
     assert (root / "src" / "greet.py").read_text() == GREET_REFINED
     assert not repo.status(), repo.status()
+
+
+FIXME = """\
+def total(items):
+    count = 0
+    for item in itmes:
+        count += item
+    return count
+
+
+def unused():
+    pass
+"""
+UNDEFINED = '"itmes" is not defined'
+TYPED = "+def greet(name: str):"
+# Each step applies only to its prompt: the fix's only to one holding the selected lines under
+# the editor's header and the diagnostic (0-based 2:16 in Neovim, line 3:17 in the prompt).
+STEER_SCRIPT = [
+    {"role": "code", "match": r"(?s)### src/fixme\.py:2-4 selection \(editor\)\n```\n"
+     r"    count = 0\n    for item in itmes:\n        count \+= item\n```.*"
+     r'- line 3:17 error \[Pyright reportUndefinedVariable\]: "itmes" is not defined',
+     "reply": search_replace("src/fixme.py", "    for item in itmes:", "    for item in items:")},
+    {"role": "code", "match": r"(?s)### src/fixme\.py:3-4 selection \(editor\).*Rename the loop",
+     "reply": search_replace("src/fixme.py", "        count += item", "        count += 1")},
+    {"role": "code", "match": "Type the greeting",
+     "reply": search_replace("src/greet.py", "def greet(name):", "def greet(name: str):")},
+]  # fmt: skip
+
+
+def test_editor_context_and_steering_in_neovim(tmp_path: Path) -> None:
+    """:'<,'>AgenticFix sends the selection and its diagnostic (the scripted step only matches
+    a prompt holding both); a run waiting at a review gate shows in :AgenticRuns and its text
+    graph (WAITING_INPUT) and is approved with :AgenticApprove to a changeset; steering a
+    finished run (:AgenticMessage, :AgenticPrune, :AgenticApprove) is a clear error."""
+    root = make_workspace(tmp_path)
+    (root / "src" / "fixme.py").write_text(FIXME)
+    install_workflow(root, "nvim_gated", "Neovim gate", review="human")
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"steps": STEER_SCRIPT}))
+    options = {"cache_dir": str(tmp_path / "index"), "index": {"watch": False},
+               "llm": {"provider": "scripted", "script_path": str(script)}}  # fmt: skip
+    expect = {"message": UNDEFINED, "typed_line": TYPED}
+    report = run_scenario(
+        tmp_path, "steer_spec", root, options, {"AGENTIC_NVIM_EXPECT": json.dumps(expect)}
+    )
+    values = report["values"]
+    assert values["fix"]["task"] == f"Fix: {UNDEFINED}"
+    assert values["fix"]["workflow"] == "nvim_edit"
+    assert "◆ code  WAITING_INPUT" in values["graph"]
+    assert TYPED in values["graph"]
+    errors = "\n".join(values["errors"])
+    gated = values["gated"]["id"]
+    assert f"run {gated} is succeeded: no model call will read a message" in errors
+    assert f"run {gated} is succeeded: nothing is left to prune" in errors
+    assert "stack traceback" not in errors
+
+    settings = load_settings(root, init_options=options).settings
+    repository = ChangesetRepository(workspace_cache_dir(root, settings) / "changesets")
+    fixed = repository.get(values["fix"]["changeset"]).file("src/fixme.py")
+    assert fixed.proposed == FIXME.replace("in itmes:", "in items:")
+    typed = repository.get(values["gated"]["changeset"]).file("src/greet.py")
+    assert typed.proposed == GREET.replace("greet(name)", "greet(name: str)")
+    assert (root / "src" / "fixme.py").read_text() == FIXME  # nothing lands before an accept
+    assert (root / "src" / "greet.py").read_text() == GREET
 
 
 def propose(root: Path, options: dict[str, Any], edits: list[ProposedEdit], title: str) -> str:

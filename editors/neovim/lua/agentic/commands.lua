@@ -37,6 +37,29 @@ function M.parse_run(text)
   return vim.trim(text), nil
 end
 
+--- `[workflow] [task]` of :AgenticFix and :AgenticExplain: the first word is the workflow when
+--- it names one (alone too); the rest, when any, replaces the default task.
+---@return string? task, string? workflow
+function M.parse_here(text)
+  text = vim.trim(text or '')
+  if text == '' then
+    return nil, nil
+  end
+  local first, rest = text:match('^(%S+)%s*(.-)$')
+  if vim.tbl_contains(M.workflows(true), first) then
+    return rest ~= '' and rest or nil, first
+  end
+  return text, nil
+end
+
+--- The command's range as {line1, line2}, or nil when it was given none.
+local function range_of(args)
+  if args.range and args.range > 0 then
+    return { args.line1, args.line2 }
+  end
+  return nil
+end
+
 --- `[hunk|file|all] [changeset-id]`: scope defaults to hunk, or to all when only an id is given.
 function M.parse_decision(fargs)
   local scope, id
@@ -76,6 +99,43 @@ local function complete_decision(lead, line)
   return matching(candidates, lead)
 end
 
+local function run_ids(statuses)
+  local client = require('agentic.client')
+  local c = client.get()
+  local result = client.execute_sync('listRuns', { root = c and client.folder_of(c) or nil }, nil, c)
+  local ids = {}
+  for _, run in ipairs(result and result.runs or {}) do
+    if not statuses or statuses[run.status] then
+      table.insert(ids, run.runId)
+    end
+  end
+  return ids
+end
+
+local function complete_runs(statuses)
+  return function(lead)
+    return matching(run_ids(statuses), lead)
+  end
+end
+
+--- Stages a run of this session could prune (ready or running), then run ids.
+local function complete_prune(lead, line)
+  local words = vim.split(vim.trim(line), '%s+')
+  if #words > 2 or (#words == 2 and line:match('%s$')) then
+    return matching(run_ids({ running = true, waiting_input = true }), lead)
+  end
+  local stages = {}
+  for _, run in pairs(require('agentic.events').runs) do
+    for id, state in pairs(run.nodes or {}) do
+      if (state == 'READY' or state == 'RUNNING') and not vim.tbl_contains(stages, id) then
+        table.insert(stages, id)
+      end
+    end
+  end
+  table.sort(stages)
+  return matching(stages, lead)
+end
+
 local function complete_run(lead, line)
   local words = vim.split(line, '%s+', { trimempty = false })
   if #words <= 2 then
@@ -88,9 +148,89 @@ M.specs = {
   AgenticRun = {
     function(args)
       local task, workflow = M.parse_run(args.args)
-      agentic().run(task, workflow)
+      local range = range_of(args)
+      if not range then
+        return agentic().run(task, workflow)
+      end
+      local context = agentic().context({ range = range })
+      if context then
+        agentic().run(task, workflow, nil, context)
+      end
     end,
-    { nargs = '+', complete = complete_run, desc = 'agentic: run a workflow: [workflow] {task}' },
+    {
+      nargs = '+',
+      range = true,
+      complete = complete_run,
+      desc = 'agentic: run a workflow: [workflow] {task} (a range: the selection as context)',
+    },
+  },
+  AgenticFix = {
+    function(args)
+      local task, workflow = M.parse_here(args.args)
+      agentic().fix({ range = range_of(args), task = task, workflow = workflow })
+    end,
+    {
+      nargs = '*',
+      range = true,
+      complete = complete_run,
+      desc = 'agentic: fix the selection or the code at the cursor (with its diagnostics)',
+    },
+  },
+  AgenticExplain = {
+    function(args)
+      local task, workflow = M.parse_here(args.args)
+      agentic().explain({ range = range_of(args), task = task, workflow = workflow })
+    end,
+    {
+      nargs = '*',
+      range = true,
+      complete = complete_run,
+      desc = 'agentic: explain the selection or the code at the cursor',
+    },
+  },
+  AgenticRuns = {
+    function()
+      agentic().runs()
+    end,
+    { nargs = 0, desc = 'agentic: pick a run, then: status, approve, revise, message, prune, resume, cancel' },
+  },
+  AgenticApprove = {
+    function(args)
+      agentic().approve(args.fargs[1])
+    end,
+    {
+      nargs = '?',
+      complete = complete_runs({ waiting_input = true }),
+      desc = 'agentic: approve the stage a run waits at [runId]',
+    },
+  },
+  AgenticRevise = {
+    function(args)
+      agentic().revise(args.args)
+    end,
+    { nargs = '+', desc = 'agentic: send the stage under review back with {feedback}' },
+  },
+  AgenticMessage = {
+    function(args)
+      agentic().message(args.args)
+    end,
+    { nargs = '+', desc = "agentic: queue {text} for the run's next model call" },
+  },
+  AgenticPrune = {
+    function(args)
+      agentic().prune(args.fargs[1], args.fargs[2])
+    end,
+    { nargs = '+', complete = complete_prune, desc = 'agentic: prune {stage} [runId] (ready or running)' },
+  },
+  AgenticResume = {
+    function(args)
+      agentic().resume(args.fargs[1])
+    end,
+    {
+      nargs = '?',
+      complete = complete_runs({ interrupted = true }),
+      desc = 'agentic: resume an interrupted run [runId]',
+    },
   },
   AgenticSearch = {
     function(args)
@@ -144,7 +284,11 @@ M.specs = {
     function(args)
       agentic().cancel(args.fargs[1])
     end,
-    { nargs = '?', desc = 'agentic: cancel the running workflow' },
+    {
+      nargs = '?',
+      complete = complete_runs({ running = true, waiting_input = true, interrupted = true }),
+      desc = 'agentic: cancel a running, waiting or interrupted run [runId]',
+    },
   },
   AgenticStatus = {
     function()

@@ -10,7 +10,11 @@ local HISTORY = 300
 
 ---@type table<string, table> runId -> {id, task, workflow, status, stage, changeset_id, error, root,
 --- usage = {calls, promptTokens, completionTokens} (the run's so far; final after run_finished),
---- stage_usage = {[stage] = usage} (all finished attempts of each stage)}
+--- stage_usage = {[stage] = usage} (all finished attempts of each stage),
+--- nodes = {[stage] = NODE_STATE} (READY, RUNNING, WAITING_INPUT, COMPLETED, FAILED, PRUNED, SKIPPED),
+--- reasons = {[stage] = why it got its state}, order = {stage ids} (the plan's, else as first
+--- seen), routing = {[stage] = {success, failure}},
+--- pending = the review question while the run waits (status 'waiting_input'), or nil}
 M.runs = {}
 ---@type table<string, table> root -> last index_state data (+ `last` summary from index_done)
 M.index = {}
@@ -85,9 +89,22 @@ local function run_of(event)
       root = event.root,
       usage = { calls = 0, promptTokens = 0, completionTokens = 0 },
       stage_usage = {},
+      nodes = {},
+      reasons = {},
+      order = {},
+      routing = {},
     }
   return M.runs[id]
 end
+
+--- A wire value that may be JSON null (vim.NIL) or empty, as a Lua value or nil.
+local function given(value)
+  if value == nil or value == vim.NIL or value == '' then
+    return nil
+  end
+  return value
+end
+M.given = given
 
 local LOG_LEVELS = { debug = 'DEBUG', info = 'INFO', warning = 'WARN', warn = 'WARN', error = 'ERROR' }
 
@@ -101,6 +118,88 @@ end
 
 function on.orchestrator_decision(_, data, run)
   run.workflow = data.workflow
+end
+
+function on.plan(_, data, run)
+  run.workflow = given(data.workflow) or run.workflow
+  local order = {}
+  for _, stage in ipairs(type(data.stages) == 'table' and data.stages or {}) do
+    table.insert(order, stage.id)
+  end
+  run.order = order
+  for _, route in ipairs(type(data.routing) == 'table' and data.routing or {}) do
+    run.routing[route.stage] = { success = given(route.success), failure = given(route.failure) }
+  end
+end
+
+function on.node_state(_, data, run)
+  local stage = data.stage
+  if type(stage) ~= 'string' then
+    return
+  end
+  if run.nodes[stage] == nil and not vim.tbl_contains(run.order, stage) then
+    table.insert(run.order, stage)
+  end
+  run.nodes[stage] = data.state
+  run.reasons[stage] = given(data.reason)
+  if data.state == 'RUNNING' then
+    run.stage = stage
+  end
+end
+
+--- One notification per gate (review_requested and run_waiting both announce it).
+local function announce_gate(run, question)
+  question = type(question) == 'table' and question or {}
+  local stage = given(question.stage) or run.stage or '?'
+  local key = stage .. '#' .. tostring(question.revisions or 0)
+  run.pending = question
+  if run.announced == key then
+    return
+  end
+  run.announced = key
+  M.notify(
+    ('agentic: run %s waits for your review of stage %s (:AgenticApprove / :AgenticRevise)'):format(run.id, stage),
+    vim.log.levels.WARN
+  )
+end
+
+function on.review_requested(_, data, run)
+  announce_gate(run, data)
+end
+
+function on.run_waiting(_, data, run)
+  run.status = given(data.status) or 'waiting_input'
+  run.stage = given(data.stage) or run.stage
+  announce_gate(run, data.question)
+end
+
+function on.review_answered(_, data, run)
+  run.pending, run.announced = nil, nil
+  if data.by ~= 'person' then
+    local feedback = given(data.feedback)
+    M.notify(('agentic: run %s — %s: %s stage %s%s'):format(
+      run.id,
+      data.by or 'review',
+      data.decision == 'revise' and 'revise' or 'approve',
+      data.stage or '?',
+      feedback and (': ' .. feedback) or ''
+    ))
+  end
+end
+
+function on.run_resumed(_, data, run)
+  run.status, run.pending, run.announced = 'running', nil, nil
+  if data.resumedFrom == 'interrupted' then
+    M.notify(('agentic: run %s resumed'):format(run.id))
+  end
+end
+
+function on.message(_, data, run)
+  run.messages = run.messages or {}
+  run.messages[data.id or (#run.messages + 1)] = data
+  if data.status == 'delivered' then
+    M.notify(('agentic: run %s — message %s reached stage %s'):format(run.id, data.id or '?', data.stage or '?'))
+  end
 end
 
 function on.stage_started(_, data, run)
@@ -160,10 +259,11 @@ function on.run_finished(_, data, run)
   if data.error and data.error ~= vim.NIL and data.error ~= '' then
     run.error = data.error
   end
+  run.pending, run.announced = nil, nil
   local level = vim.log.levels.INFO
   if data.status == 'failed' or data.status == 'aborted' then
     level = vim.log.levels.ERROR
-  elseif data.status == 'cancelled' then
+  elseif data.status == 'cancelled' or data.status == 'interrupted' then
     level = vim.log.levels.WARN
   end
   local text = ('agentic: run %s %s'):format(run.id, data.status or 'finished')
@@ -171,6 +271,9 @@ function on.run_finished(_, data, run)
     text = text .. ': ' .. run.error
   elseif data.summary and data.summary ~= vim.NIL then
     text = text .. ' — ' .. data.summary
+  end
+  if data.status == 'interrupted' then
+    text = text .. ' (go on with :AgenticResume ' .. run.id .. ')'
   end
   M.notify(text .. '\n' .. 'agentic: tokens: ' .. M.usage_text(run.usage), level)
 end
@@ -219,28 +322,41 @@ function M.on_event(_, event)
   vim.api.nvim_exec_autocmds('User', { pattern = 'AgenticEvent', data = event, modeline = false })
 end
 
---- Runs still going.
-function M.active_runs()
+--- Runs of this session with status `status` (default 'running').
+function M.active_runs(status)
+  status = status or 'running'
   local found = {}
   for _, run in pairs(M.runs) do
-    if run.status == 'running' then
+    if run.status == status then
       table.insert(found, run)
     end
   end
+  table.sort(found, function(a, b)
+    return a.id < b.id
+  end)
   return found
 end
 
---- A short status for statuslines: a running run's stage and tokens so far, indexing progress,
---- or ''.
+--- Runs of this session waiting at a review gate.
+function M.waiting_runs()
+  return M.active_runs('waiting_input')
+end
+
+--- A short status for statuslines: a running run's stage and tokens so far (and how many runs
+--- wait for a review), a run waiting for a review, indexing progress, or ''.
 function M.statusline()
-  local running = M.active_runs()
+  local running, waiting = M.active_runs(), M.waiting_runs()
+  local waits = #waiting > 0 and (' · %d waiting'):format(#waiting) or ''
   if running[1] then
     local usage = running[1].usage or {}
     local tokens = ''
     if (usage.calls or 0) > 0 then
       tokens = (' · %s+%s tok'):format(M.format_tokens(usage.promptTokens), M.format_tokens(usage.completionTokens))
     end
-    return ('agentic: %s%s'):format(running[1].stage or 'running', tokens)
+    return ('agentic: %s%s%s'):format(running[1].stage or 'running', tokens, waits)
+  end
+  if waiting[1] then
+    return ('agentic: %s waits for review'):format(waiting[1].stage or 'run')
   end
   for _, state in pairs(M.index) do
     if state.state and state.state ~= 'ready' then

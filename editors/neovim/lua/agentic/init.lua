@@ -122,10 +122,11 @@ end
 
 -- -- API ------------------------------------------------------------------------------------------
 
---- Start a workflow run on `task` (`workflow` nil: the orchestrator picks). `done(err, runId)`.
-function M.run(task, workflow, done)
+--- Start a workflow run on `task` (`workflow` nil: the orchestrator picks), optionally with
+--- editor `context` (see require('agentic.context').build). `done(err, runId)`.
+function M.run(task, workflow, done, context)
   local c = client.get()
-  local arg = { task = task, workflow = workflow, root = c and client.folder_of(c) or nil }
+  local arg = { task = task, workflow = workflow, root = c and client.folder_of(c) or nil, context = context }
   client.execute('runWorkflow', arg, function(err, result)
     if err then
       events.notify('agentic: ' .. err, vim.log.levels.ERROR)
@@ -136,26 +137,94 @@ function M.run(task, workflow, done)
   end, c)
 end
 
---- Cancel run `run_id` (default: the one running).
+--- The editor context of `opts.range` ({line1, line2}; nil: the cursor) in buffer `opts.bufnr`
+--- (default: current), in the client's offset encoding, and the vim.diagnostic entries it
+--- carries; nil and the error (also notified) when the buffer is no file.
+---@param opts? {range?: integer[], bufnr?: integer}
+---@return table? context, table[]|string diagnostics_or_err
+function M.context(opts)
+  opts = opts or {}
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local c = client.get(bufnr)
+  local ctx, diagnostics, err = require('agentic.context').build({
+    bufnr = bufnr,
+    range = opts.range,
+    encoding = c and c.offset_encoding or nil,
+  })
+  if not ctx then
+    events.notify('agentic: ' .. err, vim.log.levels.ERROR)
+    return nil, err
+  end
+  return ctx, diagnostics
+end
+
+--- Start a run about the code at the cursor or in `opts.range` ({line1, line2}) of the current
+--- buffer, with that place, its diagnostics and the buffer as editor context. `kind`: 'fix' or
+--- 'explain' (the default task: "Fix: <first diagnostic>", "Explain the selected code", …);
+--- `opts.task` overrides the task, `opts.workflow` picks the workflow. `done(err, runId)`.
+---@param kind 'fix'|'explain'
+---@param opts? {range?: integer[], task?: string, workflow?: string, bufnr?: integer}
+function M.run_here(kind, opts, done)
+  opts = opts or {}
+  local ctx, diagnostics = M.context(opts)
+  if not ctx then
+    return done and done(diagnostics)
+  end
+  local task = opts.task and vim.trim(opts.task) ~= '' and opts.task
+    or require('agentic.context').task(kind, opts.range ~= nil, diagnostics)
+  M.run(task, opts.workflow, done, ctx)
+end
+
+function M.fix(opts, done)
+  M.run_here('fix', opts, done)
+end
+
+function M.explain(opts, done)
+  M.run_here('explain', opts, done)
+end
+
+local function runs()
+  return require('agentic.runs')
+end
+
+--- Cancel run `run_id` (default: the newest running, waiting or interrupted run).
 function M.cancel(run_id, done)
-  if not run_id then
-    local running = events.active_runs()[1]
-    run_id = running and running.id
-  end
-  if not run_id then
-    events.notify('agentic: no run in progress', vim.log.levels.WARN)
-    return
-  end
-  client.execute('cancelRun', { runId = run_id }, function(err, result)
-    if err then
-      events.notify('agentic: ' .. err, vim.log.levels.ERROR)
-    else
-      events.notify(('agentic: run %s %s'):format(run_id, result.cancelled and 'cancelled' or 'was not running'))
-    end
-    if done then
-      done(err, result)
-    end
-  end)
+  runs().cancel(run_id, done)
+end
+
+--- :AgenticRuns — pick a run, then what to do with it.
+function M.runs(done)
+  runs().pick(done)
+end
+
+--- The status window of run `run_id` (text graph of its stages, the pending review).
+function M.run_status(run_id, done)
+  require('agentic.run_view').open(run_id, nil, done)
+end
+
+--- Approve the stage run `run_id` waits at (default: the newest waiting run).
+function M.approve(run_id, done)
+  runs().approve(run_id, done)
+end
+
+--- Send the stage under review back with `feedback`.
+function M.revise(feedback, run_id, done)
+  runs().revise(feedback, run_id, done)
+end
+
+--- Queue `text` for the next model call of a run (default: the newest running or waiting one).
+function M.message(text, run_id, done)
+  runs().message(text, run_id, done)
+end
+
+--- Prune stage `stage` of a run (default: the newest running or waiting one).
+function M.prune(stage, run_id, done)
+  runs().prune(stage, run_id, done)
+end
+
+--- Resume an interrupted run (default: the newest one).
+function M.resume(run_id, done)
+  runs().resume(run_id, done)
 end
 
 function M.search(query, opts)
