@@ -1,11 +1,14 @@
-/** The "Agentic" commands of the palette: runs, search, index and graph; the review commands
- * (tree view, diff editor title, lightbulb) are in reviewCommands.ts. */
+/** The "Agentic" commands: runs, search, index and graph. Every command is registered here; the
+ * review commands (tree view, diff editor title, lightbulb) are in reviewCommands.ts, steering
+ * runs in runSteering.ts, "Fix this" / "Explain this" in editorActions.ts. */
 
 import * as vscode from 'vscode';
 import type { ChangesetStore } from './changesetViews';
 import type { AgenticClient } from './client';
+import { EditorActions, editorPlace, type ActionRequest } from './editorActions';
 import type { GraphPanel } from './graphPanel';
 import type { ChangeNode } from './logic/changesetModel';
+import { buildEditorContext, describeContext } from './logic/editorContext';
 import { describeStatus } from './logic/indexState';
 import {
   ServerCommand,
@@ -13,6 +16,8 @@ import {
   type ListWorkflowsResult,
   type ReindexResult,
   type RunStarted,
+  type RunStatusJson,
+  type RunWorkflowArgs,
   type SearchResult,
   type WorkflowGraphResult,
   type WorkflowInfo,
@@ -28,8 +33,20 @@ import {
 } from './logic/runTracker';
 import { formatUserError, toUserError } from './logic/serverErrors';
 import type { ReviewCommands } from './reviewCommands';
+import { RunSteering, type RunTarget } from './runSteering';
+import type { RunDocuments, RunStore } from './runsView';
+
+interface FollowOptions {
+  /** Open the run's answer (an explanation) when it has one. */
+  openAnswer?: boolean;
+  /** The run may start without its editor context when the server refuses that. */
+  contextOptional?: boolean;
+}
 
 export class Commands {
+  readonly steering: RunSteering;
+  readonly actions: EditorActions;
+
   constructor(
     private readonly client: AgenticClient,
     private readonly store: ChangesetStore,
@@ -37,7 +54,15 @@ export class Commands {
     private readonly graph: GraphPanel,
     private readonly runLog: vscode.OutputChannel,
     readonly review: ReviewCommands,
-  ) {}
+    readonly runs: RunStore,
+    private readonly docs: RunDocuments,
+  ) {
+    this.steering = new RunSteering(client, tracker, runs, docs, {
+      follow: (runId, title, since) => this.followRun(runId, title, since),
+      showRunGraph: (runId, root) => this.showRunGraph(runId, root),
+    });
+    this.actions = new EditorActions({ runFromEditor: (request, workflow) => this.runFromEditor(request, workflow) });
+  }
 
   register(context: vscode.ExtensionContext): void {
     const commands: Record<string, (...args: any[]) => unknown> = {
@@ -57,6 +82,18 @@ export class Commands {
       'agenticLsp.refreshPendingChanges': () => this.store.refresh(),
       'agenticLsp.restartServer': () => this.client.restart(),
       'agenticLsp.showOutput': () => this.client.output.show(true),
+      'agenticLsp.fixSelection': (request?: unknown) => this.actions.fix(request),
+      'agenticLsp.explainSelection': (request?: unknown) => this.actions.explain(request),
+      'agenticLsp.showRuns': () => this.showRuns(),
+      'agenticLsp.refreshRuns': () => this.runs.refresh(),
+      'agenticLsp.approveRun': (target?: RunTarget) => this.steering.approve(target),
+      'agenticLsp.reviseRun': (target?: RunTarget) => this.steering.revise(target),
+      'agenticLsp.showReviewDiff': (target?: RunTarget) => this.steering.showQuestionDiff(target),
+      'agenticLsp.sendRunMessage': (target?: RunTarget) => this.steering.sendMessage(target),
+      'agenticLsp.pruneStage': (target?: RunTarget) => this.steering.prune(target),
+      'agenticLsp.resumeRun': (target?: RunTarget) => this.steering.resume(target),
+      'agenticLsp.cancelRun': (target?: RunTarget) => this.steering.cancel(target),
+      'agenticLsp.showRunGraph': (target?: RunTarget) => this.steering.showGraph(target),
     };
     for (const [id, handler] of Object.entries(commands)) {
       context.subscriptions.push(vscode.commands.registerCommand(id, (...args) => this.guard(id, () => handler(...args))));
@@ -85,6 +122,9 @@ export class Commands {
 
   async runWorkflow(): Promise<RunState | undefined> {
     const root = this.root();
+    // where the user is goes with the run: the server pins the selected code (or the code
+    // around the cursor) first in every stage's context
+    const place = editorPlace(vscode.window.activeTextEditor);
     const listed = await this.client.command<ListWorkflowsResult>(ServerCommand.listWorkflows, { root });
     const picked = await vscode.window.showQuickPick(workflowItems(listed.workflows), {
       title: 'Agentic: Run Workflow',
@@ -95,8 +135,10 @@ export class Commands {
     if (!picked) {
       return undefined;
     }
+    const context = place ? buildEditorContext(place) : undefined;
+    const where = context ? ` (with ${describeContext(context, vscode.workspace.asRelativePath(vscode.Uri.parse(context.uri), false))})` : '';
     const task = await vscode.window.showInputBox({
-      title: `Agentic: ${picked.value ?? 'Auto'}`,
+      title: `Agentic: ${picked.value ?? 'Auto'}${where}`,
       prompt: 'What should the agents do?',
       placeHolder: 'e.g. Add a discount_total(items, percent) function with tests',
       ignoreFocusOut: true,
@@ -105,18 +147,55 @@ export class Commands {
     if (!task) {
       return undefined;
     }
-    const started = await this.client.command<RunStarted>(ServerCommand.runWorkflow, {
-      task: task.trim(),
-      workflow: picked.value ?? undefined,
-      root,
-    });
-    this.tracker.started(started.runId, task.trim(), picked.value, root ?? null);
-    return this.followRun(started.runId, `Agentic: ${picked.value ?? 'Auto'}`);
+    return this.startRun(
+      { task: task.trim(), workflow: picked.value ?? undefined, root, context },
+      `Agentic: ${picked.value ?? 'Auto'}`,
+      { contextOptional: true },
+    );
   }
 
-  /** Live progress of a run in a cancellable notification; the outcome offers what to do next. */
-  async followRun(runId: string, title: string): Promise<RunState> {
-    this.runLog.appendLine(`── run ${runId}: ${this.tracker.get(runId)?.task ?? ''}`);
+  /** "Fix this" / "Explain this": a run with the editor's context, its task written for it. */
+  async runFromEditor(request: ActionRequest, workflow: string | undefined): Promise<RunState | undefined> {
+    const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(request.context.uri));
+    this.runLog.appendLine(`── ${request.task}: ${describeContext(request.context, request.label)}`);
+    const verb = request.kind === 'fix' ? 'fixing' : 'explaining';
+    return this.startRun(
+      { task: request.task, workflow, root: folder?.uri.fsPath ?? this.root(), context: request.context },
+      `Agentic: ${verb} ${describeContext(request.context, request.label)}`,
+      { openAnswer: request.kind === 'explain' },
+    );
+  }
+
+  /**
+   * Start a run and follow it. A context the server cannot use (an ignored or secret file, a
+   * document outside the folder) only costs the context on the palette's runs: the run starts
+   * without it, and a warning says why.
+   */
+  async startRun(args: RunWorkflowArgs, title: string, options: FollowOptions = {}): Promise<RunState> {
+    let started: RunStarted;
+    try {
+      started = await this.client.command<RunStarted>(ServerCommand.runWorkflow, args);
+    } catch (error) {
+      const message = toUserError(error).message;
+      const aboutContext = /context/i.test(message);
+      if (!args.context || !aboutContext || !options.contextOptional) {
+        throw error;
+      }
+      void vscode.window.showWarningMessage(`The run starts without the editor's context: ${message}`);
+      started = await this.client.command<RunStarted>(ServerCommand.runWorkflow, { ...args, context: undefined });
+    }
+    this.tracker.started(started.runId, args.task, args.workflow ?? null, args.root ?? null);
+    this.runs.refreshSoon();
+    return this.followRun(started.runId, title, 0, options);
+  }
+
+  /**
+   * Live progress of a run in a cancellable notification, until it ends or waits at a review gate
+   * (`since`: the index of the run's first event to log, for a run that goes on); the outcome
+   * offers what to do next.
+   */
+  async followRun(runId: string, title: string, since = 0, options: FollowOptions = {}): Promise<RunState> {
+    this.runLog.appendLine(`── run ${runId}${since ? ' goes on' : ''}: ${this.tracker.get(runId)?.task ?? ''}`);
     const final = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title, cancellable: true },
       async (progress, token) => {
@@ -137,22 +216,63 @@ export class Commands {
           if (event.kind === 'stage_finished' && typeof event.data.summary === 'string' && event.data.summary) {
             this.runLog.appendLine(`    ${event.data.summary.split('\n').join('\n    ')}`);
           }
-        });
+        }, since);
         try {
-          return await this.tracker.finished(runId);
+          return await this.tracker.settled(runId);
         } finally {
           stop();
         }
       },
     );
     this.runLog.appendLine(`── ${runSummary(final)}`);
-    void this.announce(final);
+    if (final.answer) {
+      this.runLog.appendLine(`    ${final.answer.split('\n').join('\n    ')}`);
+    }
+    void this.announce(final, options);
     return final;
   }
 
-  private async announce(state: RunState): Promise<void> {
+  private async showAnswer(state: RunState): Promise<void> {
+    const doc = await vscode.workspace.openTextDocument(this.docs.answer(state));
+    if (doc.languageId !== 'markdown') {
+      await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
+    }
+    await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+  }
+
+  private async announce(state: RunState, options: FollowOptions = {}): Promise<void> {
     const scripted = state.scripted ? ' [scripted test model]' : '';
     const tokens = ` (${usageText(state.usage)})`;
+    if (state.status === 'waiting_input') {
+      if (state.pending) {
+        this.steering.notifyWaiting(state.runId, state.pending, state.root ?? undefined);
+      }
+      return;
+    }
+    if (state.status === 'interrupted') {
+      const choice = await vscode.window.showWarningMessage(
+        `Run interrupted${tokens}: the server stopped while it worked; it can go on from its last completed stage.`,
+        'Resume',
+        'Show Graph',
+      );
+      if (choice === 'Resume') {
+        await this.steering.resume(state.runId);
+      } else if (choice === 'Show Graph') {
+        await this.showRunGraph(state.runId);
+      }
+      return;
+    }
+    if (state.status === 'succeeded' && !state.changesetId && state.answer) {
+      if (options.openAnswer) {
+        await this.showAnswer(state);
+        return;
+      }
+      const choice = await vscode.window.showInformationMessage(`Run succeeded${scripted}${tokens}: the answer is ready.`, 'Show Answer');
+      if (choice === 'Show Answer') {
+        await this.showAnswer(state);
+      }
+      return;
+    }
     if (state.status === 'succeeded' && state.changesetId) {
       const choice = await vscode.window.showInformationMessage(
         `Run succeeded${scripted}${tokens}: changeset ${state.changesetId} is ready for review.`,
@@ -320,13 +440,37 @@ export class Commands {
     }
   }
 
-  async showRunGraph(runId: string): Promise<void> {
-    const state = this.tracker.get(runId);
+  async showRunGraph(runId: string, root?: string): Promise<void> {
+    let state = this.tracker.get(runId);
+    if (!state?.events.length) {
+      // a run this window saw no event of: its status says where it is
+      try {
+        const status = await this.client.command<RunStatusJson>(ServerCommand.runStatus, { runId, root });
+        state = this.tracker.update(status, root ?? null);
+      } catch (error) {
+        if (!state) {
+          throw error;
+        }
+      }
+    }
     let mermaid = state?.mermaid ?? '';
     if (!mermaid) {
-      mermaid = (await this.client.command<WorkflowGraphResult>(ServerCommand.workflowGraph, { runId })).mermaid;
+      try {
+        mermaid = (await this.client.command<WorkflowGraphResult>(ServerCommand.workflowGraph, { runId })).mermaid;
+      } catch (error) {
+        // a run of an earlier server process: its workflow's graph, every stage shown
+        if (!state?.workflow) {
+          throw error;
+        }
+        mermaid = (await this.client.command<WorkflowGraphResult>(ServerCommand.workflowGraph, { workflow: state.workflow, root })).mermaid;
+      }
     }
     this.graph.showRun(runId, mermaid);
+  }
+
+  async showRuns(): Promise<void> {
+    await this.runs.refresh();
+    await vscode.commands.executeCommand('agenticRuns.focus');
   }
 }
 

@@ -5,12 +5,15 @@ import type { Middleware } from 'vscode-languageclient/node';
 import { ChangesetStore, ChangesetTree, ReviewDocuments } from './changesetViews';
 import { AgenticClient, type ServerState } from './client';
 import { Commands } from './commands';
+import { EditorActions } from './editorActions';
 import { GraphPanel } from './graphPanel';
 import { REVIEW_SCHEME } from './logic/changesetModel';
 import { IndexStates } from './logic/indexState';
 import { ServerCommand, type AgenticEvent, type IndexStatusResult } from './logic/protocol';
+import { RUN_LIST_EVENTS } from './logic/runList';
 import { RunTracker } from './logic/runTracker';
 import { ReviewCommands } from './reviewCommands';
+import { QUESTION_SCHEME, RunDocuments, RunStore, RunsTree } from './runsView';
 import { SECTION } from './settings';
 
 const CHANGESET_EVENTS = new Set([
@@ -25,6 +28,7 @@ export interface AgenticApi {
   client: AgenticClient;
   tracker: RunTracker;
   store: ChangesetStore;
+  runs: RunStore;
   commands: Commands;
   indexStates: IndexStates;
 }
@@ -47,12 +51,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<Agenti
   const reviewDocs = new ReviewDocuments(store);
   const graph = new GraphPanel(tracker);
   review = new ReviewCommands(client, store, reviewDocs);
-  const commands = new Commands(client, store, tracker, graph, runLog, review);
+  const runs = new RunStore(client);
+  const runDocs = new RunDocuments();
+  const commands = new Commands(client, store, tracker, graph, runLog, review, runs, runDocs);
   commands.register(context);
 
   const tree = vscode.window.createTreeView('agenticPendingChanges', {
     treeDataProvider: new ChangesetTree(store),
     showCollapseAll: true,
+  });
+  const runsTree = vscode.window.createTreeView('agenticRuns', { treeDataProvider: new RunsTree(runs) });
+  runs.onDidChange(() => {
+    const waiting = runs.runs.filter((r) => r.run.status === 'waiting_input').length;
+    runsTree.badge = waiting ? { value: waiting, tooltip: `${waiting} run(s) wait for your review` } : undefined;
   });
   const status = vscode.window.createStatusBarItem('agentic.index', vscode.StatusBarAlignment.Left, 10);
   status.name = 'Agentic index';
@@ -94,10 +105,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Agenti
     store,
     graph,
     tree,
+    runs,
+    runsTree,
     status,
     vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, reviewDocs),
+    vscode.workspace.registerTextDocumentContentProvider(QUESTION_SCHEME, runDocs),
+    vscode.languages.registerCodeActionsProvider({ scheme: 'file' }, commands.actions, EditorActions.metadata),
     client.onEvent((event: AgenticEvent) => {
       tracker.handle(event);
+      commands.steering.onEvent(event);
+      if (event.runId && RUN_LIST_EVENTS.has(event.kind)) {
+        runs.refreshSoon();
+      }
       if (indexStates.fromEvent(event)) {
         showStatus();
       }
@@ -121,6 +140,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Agenti
         }
       }
       void store.refresh();
+      void runs.refresh();
     }),
     vscode.workspace.onDidChangeConfiguration(async (change) => {
       if (change.affectsConfiguration(SECTION)) {
@@ -147,7 +167,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Agenti
   );
 
   void client.start();
-  return { client, tracker, store, commands, indexStates };
+  return { client, tracker, store, runs, commands, indexStates };
 }
 
 export async function deactivate(): Promise<void> {

@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 import type { RunState, RunTracker } from './logic/runTracker';
-import { graphHtml, runPage } from './logic/graphPage';
+import { graphHtml, runMermaid, runPage } from './logic/graphPage';
 
 type Shown = { kind: 'run'; runId: string } | { kind: 'workflow'; name: string };
 
@@ -62,7 +62,7 @@ export class GraphPanel implements vscode.Disposable {
   }
 
   private renderRun(state: RunState): void {
-    const mermaid = state.mermaid ?? this.mermaid;
+    const mermaid = runMermaid(state, this.mermaid);
     const panel = this.ensurePanel();
     panel.title = `Run: ${state.workflow ?? 'workflow'}`;
     panel.webview.html = graphHtml({ ...runPage(state), mermaid, cspSource: panel.webview.cspSource });

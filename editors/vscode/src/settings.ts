@@ -63,3 +63,12 @@ export async function selectedInterpreter(scope?: vscode.Uri): Promise<string | 
   const configured = vscode.workspace.getConfiguration('python', scope).get<string>('defaultInterpreterPath');
   return configured && configured !== 'python' ? configured : undefined;
 }
+
+export type ActionKind = 'fix' | 'explain';
+
+/** The workflow "Fix this" / "Explain this" runs (undefined: the orchestrator picks). */
+export function actionWorkflow(kind: ActionKind, scope?: vscode.Uri): string | undefined {
+  const config = vscode.workspace.getConfiguration(SECTION, scope);
+  const name = kind === 'fix' ? config.get<string>('actions.fixWorkflow', '') : config.get<string>('actions.explainWorkflow', 'explain');
+  return name?.trim() || undefined;
+}

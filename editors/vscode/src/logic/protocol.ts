@@ -18,6 +18,12 @@ export const ServerCommand = {
   workflowGraph: 'agentic.workflowGraph',
   runWorkflow: 'agentic.runWorkflow',
   cancelRun: 'agentic.cancelRun',
+  listRuns: 'agentic.listRuns',
+  runStatus: 'agentic.runStatus',
+  respond: 'agentic.respond',
+  sendMessage: 'agentic.sendMessage',
+  prune: 'agentic.prune',
+  resumeRun: 'agentic.resumeRun',
   refine: 'agentic.refine',
   listChangesets: 'agentic.listChangesets',
   showChangeset: 'agentic.showChangeset',
@@ -143,6 +149,31 @@ export interface WorkflowGraphResult {
   mermaid: string;
 }
 
+/** An LSP `Diagnostic` as `context.diagnostics` carries it (`severity`: 1 error … 4 hint). */
+export interface DiagnosticJson {
+  range: Range;
+  message: string;
+  severity?: 1 | 2 | 3 | 4;
+  source?: string;
+  code?: string | number;
+}
+
+/** `context` of `agentic.runWorkflow`: where the user is. The server reads the code itself. */
+export interface EditorContextArg {
+  uri: string;
+  selection?: Range;
+  cursor?: Position;
+  diagnostics?: DiagnosticJson[];
+}
+
+/** `agentic.runWorkflow`'s argument. */
+export interface RunWorkflowArgs {
+  task: string;
+  workflow?: string;
+  root?: string;
+  context?: EditorContextArg;
+}
+
 /** `agentic.runWorkflow` and `agentic.refine`. */
 export interface RunStarted {
   runId: string;
@@ -151,6 +182,71 @@ export interface RunStarted {
 export interface CancelRunResult {
   cancelled: boolean;
 }
+
+/** A stage node's state (`node_state` events, a run status's `stages`). */
+export type NodeState = 'READY' | 'RUNNING' | 'WAITING_INPUT' | 'COMPLETED' | 'FAILED' | 'PRUNED' | 'SKIPPED';
+
+export const NODE_STATES: readonly NodeState[] = ['READY', 'RUNNING', 'WAITING_INPUT', 'COMPLETED', 'FAILED', 'PRUNED', 'SKIPPED'];
+
+/** The question of a review gate (`review_requested`, `run_waiting.question`, `pending`). */
+export interface ReviewQuestion {
+  stage: string;
+  name: string;
+  question: string;
+  summary: string;
+  files: string[];
+  diff: string;
+  revisions: number;
+  maxRevisions: number;
+}
+
+/** A message to a run (`agentic.sendMessage`, the `message` event, a run status's `messages`). */
+export interface RunMessage {
+  id: number;
+  text: string;
+  sent: number;
+  status: 'queued' | 'delivered' | string;
+  delivered: number | null;
+  stage: string;
+  role: string;
+}
+
+export type RunStatusName =
+  | 'running'
+  | 'waiting_input'
+  | 'interrupted'
+  | 'succeeded'
+  | 'failed'
+  | 'aborted'
+  | 'cancelled';
+
+/** `agentic.runStatus`, each run of `agentic.listRuns`, and the answer of the steering commands. */
+export interface RunStatusJson {
+  runId: string;
+  task: string;
+  workflow: string | null;
+  status: RunStatusName | string;
+  /** The stage running or waiting ('' when none). */
+  stage: string;
+  attempt: number;
+  /** Percent of the planned stages completed or pruned. */
+  progress: number;
+  usage: { calls: number; promptTokens: number; completionTokens: number };
+  pending: ReviewQuestion | null;
+  stages: Record<string, NodeState | string>;
+  changesetId: string | null;
+  error: string;
+  started: number;
+  finished: number | null;
+  messages: RunMessage[];
+  resumable: boolean;
+}
+
+export interface ListRunsResult {
+  runs: RunStatusJson[];
+}
+
+export type ReviewDecision = 'approve' | 'revise';
 
 export interface HunkJson {
   index: number;

@@ -6,7 +6,7 @@
  * replayed to whoever starts watching the run later. Only the most recent runs are kept.
  */
 
-import type { AgenticEvent } from './protocol';
+import type { AgenticEvent, NodeState, ReviewQuestion, RunMessage, RunStatusJson } from './protocol';
 
 /** Model calls and the provider's token counts (0 when the provider reported none). */
 export interface TokenUsage {
@@ -15,7 +15,12 @@ export interface TokenUsage {
   completionTokens: number;
 }
 
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'aborted' | 'cancelled';
+/** `waiting_input`: held at a review gate; `interrupted`: the server stopped while it worked
+ * (it can be resumed). */
+export type RunStatus = 'running' | 'waiting_input' | 'interrupted' | 'succeeded' | 'failed' | 'aborted' | 'cancelled';
+
+/** Statuses a run does not leave by itself (`waiting_input` waits for an answer instead). */
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['interrupted', 'succeeded', 'failed', 'aborted', 'cancelled']);
 
 export interface RunState {
   runId: string;
@@ -37,6 +42,11 @@ export interface RunState {
   scripted: boolean;
   provider: string;
   answer: string;
+  /** Each stage node's latest state (`node_state` events, or a run status's `stages`). */
+  nodeStates: Record<string, NodeState | string>;
+  /** The review question while the run waits at a gate. */
+  pending: ReviewQuestion | null;
+  messages: RunMessage[];
   events: AgenticEvent[];
 }
 
@@ -54,6 +64,12 @@ const RUN_KINDS = new Set([
   'changeset_ready',
   'run_finished',
   'log',
+  'node_state',
+  'review_requested',
+  'run_waiting',
+  'review_answered',
+  'message',
+  'run_resumed',
 ]);
 
 function str(value: unknown): string {
@@ -142,7 +158,27 @@ export function newRun(runId: string, root: string | null = null): RunState {
     scripted: false,
     provider: '',
     answer: '',
+    nodeStates: {},
+    pending: null,
+    messages: [],
     events: [],
+  };
+}
+
+function question(value: unknown): ReviewQuestion | null {
+  if (!value || typeof value !== 'object') {
+    return null;
+  }
+  const q = value as Record<string, unknown>;
+  return {
+    stage: str(q.stage),
+    name: str(q.name),
+    question: str(q.question),
+    summary: str(q.summary),
+    files: Array.isArray(q.files) ? q.files.map(str) : [],
+    diff: str(q.diff),
+    revisions: count(q.revisions),
+    maxRevisions: count(q.maxRevisions),
   };
 }
 
@@ -192,9 +228,41 @@ export function applyEvent(state: RunState, event: AgenticEvent): void {
     case 'changeset_ready':
       state.changesetId = str(d.changesetId) || state.changesetId;
       break;
+    case 'node_state':
+      if (str(d.stage)) {
+        state.nodeStates[str(d.stage)] = str(d.state);
+      }
+      break;
+    case 'review_requested':
+      state.pending = question(d);
+      break;
+    case 'run_waiting':
+      state.status = 'waiting_input';
+      state.currentStage = null;
+      state.pending = question(d.question) ?? state.pending;
+      break;
+    case 'review_answered':
+      state.pending = null;
+      break;
+    case 'run_resumed':
+      state.status = 'running';
+      state.pending = null;
+      state.error = '';
+      break;
+    case 'message': {
+      const message = d as unknown as RunMessage;
+      const at = state.messages.findIndex((m) => m.id === message.id);
+      if (at >= 0) {
+        state.messages[at] = message;
+      } else {
+        state.messages.push(message);
+      }
+      break;
+    }
     case 'run_finished':
       state.status = (str(d.status) as RunStatus) || 'failed';
       state.currentStage = null;
+      state.pending = null;
       state.changesetId = d.changesetId ? str(d.changesetId) : state.changesetId;
       state.error = str(d.error);
       state.answer = str(d.answer) || state.answer;
@@ -233,6 +301,16 @@ export function progressMessage(event: AgenticEvent): string {
       return `${str(d.stage)} → ${str(d.to)} (${str(d.reason)})`;
     case 'changeset_ready':
       return `changeset ${str(d.changesetId)} ready for review`;
+    case 'node_state':
+      return d.state === 'PRUNED' ? `${str(d.stage)} pruned${d.reason ? ` (${str(d.reason)})` : ''}` : '';
+    case 'review_requested':
+      return `${str(d.stage)} waits for your review`;
+    case 'review_answered':
+      return `${str(d.stage)}: ${d.decision === 'revise' ? 'revise' : 'approved'} (${str(d.by) || 'person'})${d.feedback ? `: ${str(d.feedback)}` : ''}`;
+    case 'run_resumed':
+      return d.resumedFrom === 'interrupted' ? 'resumed after an interruption' : 'resumed after the review';
+    case 'message':
+      return d.status === 'delivered' ? `message ${str(d.id)} delivered to ${str(d.stage)} · ${str(d.role)}` : `message ${str(d.id)} queued`;
     case 'run_finished': {
       const usage = usageOf(d.usage);
       return `run ${str(d.status)}${d.error ? `: ${str(d.error)}` : ''}${usage ? ` · ${usageText(usage)}` : ''}`;
@@ -261,14 +339,47 @@ export function progressStatus(state: RunState, event: AgenticEvent): string {
 
 /** The run's outcome in one line, model usage included (for the run log and the final message). */
 export function runSummary(state: RunState): string {
-  const what = state.status === 'running' ? `running${state.currentStage ? ` ${state.currentStage}` : ''}` : state.status;
+  const what =
+    state.status === 'running'
+      ? `running${state.currentStage ? ` ${state.currentStage}` : ''}`
+      : state.status === 'waiting_input'
+        ? `waiting for your review${state.pending ? ` of ${state.pending.stage}` : ''}`
+        : state.status;
   const error = state.error ? `: ${state.error}` : '';
   const changeset = state.changesetId ? `, changeset ${state.changesetId}` : '';
   return `run ${what}${error}${changeset} · ${usageText(state.usage)}`;
 }
 
+/** The run ended (it may still be resumed when `interrupted`). */
 export function isFinished(state: RunState): boolean {
+  return TERMINAL_STATUSES.has(state.status);
+}
+
+/** The run is not working now: it ended, or it waits for an answer at a review gate. */
+export function isSettled(state: RunState): boolean {
   return state.status !== 'running';
+}
+
+/** Fold a run status the server returned (`agentic.runStatus`, `listRuns`) into the run's
+ * state. The events this window saw are newer than any answer: a run known from its events keeps
+ * what they said, and only takes what they did not (its task, states of stages not seen yet). A
+ * run this window saw no event of (one of an earlier server process, or of before a reload)
+ * takes the status whole. */
+export function applyStatus(state: RunState, status: RunStatusJson): void {
+  state.task = state.task || status.task;
+  state.workflow = state.workflow ?? status.workflow;
+  state.changesetId = state.changesetId ?? status.changesetId;
+  state.nodeStates = { ...status.stages, ...state.nodeStates };
+  if (state.events.length) {
+    return;
+  }
+  state.status = (status.status as RunStatus) || state.status;
+  state.currentStage = status.status === 'running' && status.stage ? status.stage : null;
+  state.error = status.error;
+  state.pending = status.pending;
+  state.messages = [...status.messages];
+  state.nodeStates = { ...status.stages };
+  state.usage = { ...status.usage };
 }
 
 export class RunTracker {
@@ -312,10 +423,11 @@ export class RunTracker {
     return [...this.runs.values()].reverse();
   }
 
-  /** Call `listener` for the events seen so far (replayed) and every later one of the run. */
-  watch(runId: string, listener: RunListener): () => void {
+  /** Call `listener` for the events seen so far (replayed from index `since`) and every later
+   * one of the run. */
+  watch(runId: string, listener: RunListener, since = 0): () => void {
     const state = this.ensure(runId, null);
-    for (const event of [...state.events]) {
+    for (const event of state.events.slice(since)) {
       listener(state, event);
     }
     const set = this.listeners.get(runId) ?? new Set<RunListener>();
@@ -331,14 +443,55 @@ export class RunTracker {
 
   /** Resolves with the run's final state once `run_finished` arrived (or at once if it has). */
   finished(runId: string): Promise<RunState> {
+    return this.until(runId, isFinished);
+  }
+
+  /** Resolves once the run stops working: it finished, or it waits at a review gate. */
+  settled(runId: string): Promise<RunState> {
+    return this.until(runId, isSettled);
+  }
+
+  private until(runId: string, done: (state: RunState) => boolean): Promise<RunState> {
     return new Promise((resolve) => {
-      const stop = this.watch(runId, (state) => {
-        if (isFinished(state)) {
-          queueMicrotask(() => stop());
-          resolve(state);
-        }
-      });
+      const state = this.ensure(runId, null);
+      if (done(state)) {
+        resolve(state);
+        return;
+      }
+      const stop = this.watch(
+        runId,
+        (now) => {
+          if (done(now)) {
+            queueMicrotask(() => stop());
+            resolve(now);
+          }
+        },
+        state.events.length,
+      );
     });
+  }
+
+  /** After an answer to its review (`agentic.respond`) or a resume the run works again, unless
+   * the events since index `since` already said it waits or ended again. */
+  resumed(runId: string, since: number): RunState {
+    const state = this.ensure(runId, null);
+    const again = state.events.slice(since).some((e) => e.kind === 'run_waiting' || e.kind === 'run_finished');
+    if (!again) {
+      state.status = 'running';
+      state.pending = null;
+      state.error = '';
+    }
+    return state;
+  }
+
+  /** Fold a run status the server returned into the run's state (see {@link applyStatus}). */
+  update(status: RunStatusJson, root: string | null = null): RunState {
+    const state = this.ensure(status.runId, root);
+    applyStatus(state, status);
+    for (const listener of [...this.anyListeners]) {
+      listener(state, { kind: 'status', root: state.root, runId: state.runId, data: {}, ts: Date.now() / 1000 });
+    }
+    return state;
   }
 
   private ensure(runId: string, root: string | null): RunState {

@@ -8,10 +8,14 @@
  * close a cycle (retries, routes back) are drawn as curves on the right.
  */
 
+import { NODE_STATES, type NodeState } from './protocol';
+
 export interface GraphNode {
   id: string;
   label: string;
   cls: string | null;
+  /** The stage's run state, from a `class <ids> <STATE>` line ({@link styleMermaid}). */
+  state?: NodeState;
 }
 
 export interface GraphEdge {
@@ -39,6 +43,9 @@ export interface GraphMarks {
 const NODE_RE = /^([A-Za-z_][\w-]*)(\(\[|\[\[|\(\(|\(|\[|\{)(.*?)(\]\)|\]\]|\)\)|\)|\]|\})(?::::([\w-]+))?;?$/;
 const EDGE_RE = /^([A-Za-z_][\w-]*)\s*(-->|-\.->|==>|-\.(.*?)\.->|--(.*?)-->)\s*([A-Za-z_][\w-]*);?$/;
 
+/** `class a,b NAME`: mermaid's class assignment. */
+const CLASS_RE = /^class\s+([\w,\s-]+?)\s+([A-Za-z_][\w-]*);?$/;
+
 export function cleanLabel(raw: string): string {
   return raw
     .replace(/<[^>]*>/g, '')
@@ -53,6 +60,7 @@ export function cleanLabel(raw: string): string {
 export function parseMermaid(text: string): Graph {
   const nodes = new Map<string, GraphNode>();
   const edges: GraphEdge[] = [];
+  const states = new Map<string, NodeState>();
   let inFrontMatter = false;
   const ensure = (id: string) => {
     if (!nodes.has(id)) {
@@ -66,6 +74,16 @@ export function parseMermaid(text: string): Graph {
       continue;
     }
     if (inFrontMatter || !line || line.startsWith('%%') || /^(graph|flowchart)\b/.test(line)) {
+      continue;
+    }
+    const assigned = CLASS_RE.exec(line);
+    if (assigned) {
+      const state = assigned[2] as NodeState;
+      if (NODE_STATES.includes(state)) {
+        for (const id of assigned[1].split(',')) {
+          states.set(id.trim(), state);
+        }
+      }
       continue;
     }
     if (/^(classDef|class|style|linkStyle|subgraph|end)\b/.test(line)) {
@@ -90,7 +108,71 @@ export function parseMermaid(text: string): Graph {
       nodes.set(id, { id, label: cleanLabel(label) || id, cls: cls ?? null });
     }
   }
+  for (const [id, state] of states) {
+    const node = nodes.get(id);
+    if (node) {
+      node.state = state;
+    }
+  }
   return { nodes: [...nodes.values()], edges };
+}
+
+/** Mermaid `classDef`s of the run states (for mermaid renderers; the extension's SVG styles
+ * them with the theme's colours): READY grey, RUNNING blue, WAITING_INPUT orange, COMPLETED
+ * green, FAILED red, PRUNED and SKIPPED dashed and struck through. */
+export const STATE_CLASS_DEFS: Record<NodeState, string> = {
+  READY: 'fill:#e8e8e8,stroke:#9e9e9e,color:#333',
+  RUNNING: 'fill:#cfe2ff,stroke:#0d6efd,stroke-width:3px,color:#052c65',
+  WAITING_INPUT: 'fill:#ffe5c2,stroke:#fd7e14,stroke-width:3px,color:#5c2c00',
+  COMPLETED: 'fill:#d1e7dd,stroke:#198754,color:#0a3622',
+  FAILED: 'fill:#f8d7da,stroke:#dc3545,color:#58151c',
+  PRUNED: 'fill:#f4f4f4,stroke:#9e9e9e,stroke-dasharray:5 4,color:#888,text-decoration:line-through',
+  SKIPPED: 'fill:#f4f4f4,stroke:#bdbdbd,stroke-dasharray:5 4,color:#999,text-decoration:line-through',
+};
+
+function isStateLine(line: string): boolean {
+  const t = line.trim();
+  const def = /^classDef\s+([A-Za-z_][\w-]*)\b/.exec(t);
+  if (def) {
+    return NODE_STATES.includes(def[1] as NodeState);
+  }
+  const assigned = CLASS_RE.exec(t);
+  return Boolean(assigned && NODE_STATES.includes(assigned[2] as NodeState));
+}
+
+/**
+ * The server's mermaid with the run's node states appended: a `classDef` per state used and a
+ * `class a,b STATE` line per state (state lines appended before are replaced, so it can be
+ * applied again as states change). Stages with an unknown state are left alone.
+ */
+export function styleMermaid(mermaid: string, states: Readonly<Record<string, string>>): string {
+  const kept = mermaid.split(/\r?\n/).filter((line) => !isStateLine(line));
+  while (kept.length && !kept[kept.length - 1].trim()) {
+    kept.pop();
+  }
+  const byState = new Map<NodeState, string[]>();
+  for (const [stage, state] of Object.entries(states)) {
+    if (NODE_STATES.includes(state as NodeState) && /^[A-Za-z_][\w-]*$/.test(stage)) {
+      byState.set(state as NodeState, [...(byState.get(state as NodeState) ?? []), stage]);
+    }
+  }
+  if (!byState.size) {
+    return kept.join('\n') + '\n';
+  }
+  const lines = [...kept];
+  for (const state of NODE_STATES) {
+    const stages = byState.get(state);
+    if (stages) {
+      lines.push(`\tclassDef ${state} ${STATE_CLASS_DEFS[state]}`);
+      lines.push(`\tclass ${stages.join(',')} ${state}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** The CSS class of a node state in the SVG: `state-waiting-input`. */
+export function stateClass(state: NodeState): string {
+  return `state-${state.toLowerCase().replace(/_/g, '-')}`;
 }
 
 export interface PlacedNode extends GraphNode {
@@ -345,14 +427,17 @@ export function renderSvg(graph: Graph, marks: GraphMarks = {}): string {
   for (const node of layout.nodes.values()) {
     const mark = markOf(node.id, marks);
     const terminal = node.id === '__start__' || node.id === '__end__';
-    const cls = ['node', terminal ? 'terminal' : '', mark ?? ''].filter(Boolean).join(' ');
+    const cls = ['node', terminal ? 'terminal' : '', mark ?? '', node.state ? stateClass(node.state) : '']
+      .filter(Boolean)
+      .join(' ');
     const rx = terminal ? node.height / 2 : 6;
     const label = node.label.replace(/^__(start|end)__$/, '$1');
     const note = notes.get(node.id);
     const cx = node.x + node.width / 2;
     const labelY = note ? node.y + 20 : node.y + node.height / 2 + 4;
+    const state = node.state ? ` data-state="${node.state}"` : '';
     parts.push(
-      `<g class="${cls}" data-node="${escapeXml(node.id)}">` +
+      `<g class="${cls}" data-node="${escapeXml(node.id)}"${state}>` +
         `<rect x="${node.x}" y="${node.y}" width="${node.width}" height="${node.height}" rx="${rx}"/>` +
         `<text x="${cx}" y="${labelY}" text-anchor="middle">${escapeXml(label)}</text>` +
         (note ? `<text class="note" x="${cx}" y="${node.y + 38}" text-anchor="middle">${escapeXml(note)}</text>` : '') +

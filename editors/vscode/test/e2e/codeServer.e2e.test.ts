@@ -2,8 +2,11 @@
  * End to end in a real extension host, offline: code-server (VS Code in the browser, from npm)
  * with the packaged .vsix installed, driven by playwright-core in Debian's Chromium. The user
  * runs a workflow from the palette, reviews the proposal in the diff editor, accepts it from the
- * editor title, ticks and applies the change in the refactor preview, and opens the workflow graph; screenshots of each
- * step go to `test-results/` (or `$AGENTIC_E2E_SCREENSHOTS`).
+ * editor title, ticks and applies the change in the refactor preview, and opens the workflow graph;
+ * runs "Agentic: Fix this" from the lightbulb on a JSON diagnostic; and takes a run of a
+ * `review: human` workflow through its gate (the notification, the diff, the Runs view, the
+ * graph's node states). Screenshots of each step go to `test-results/` (or
+ * `$AGENTIC_E2E_SCREENSHOTS`).
  *
  * Needs `AGENTIC_E2E_CODE_SERVER` (code-server's `out/node/entry.js`, see
  * `test/e2e/install-code-server.sh`), Chromium (`AGENTIC_E2E_CHROMIUM`, default
@@ -18,7 +21,18 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { GREET, git, HAVE_SERVER, HELLO, LINES, makeWorkspace, PYTHON, serverEnv } from '../support/workspace';
+import {
+  BROKEN_JSON,
+  FIXED_JSON,
+  GREET,
+  git,
+  HAVE_SERVER,
+  HELLO,
+  LINES,
+  makeWorkspace,
+  PYTHON,
+  serverEnv,
+} from '../support/workspace';
 
 const EXTENSION = path.resolve(__dirname, '../../..');
 const VSIX = path.join(EXTENSION, 'agentic-lsp.vsix');
@@ -134,6 +148,7 @@ before(async () => {
     'agentic.server.pythonPath': PYTHON,
     'agentic.server.env': { AGENTIC_LSP_CACHE_DIR: env.AGENTIC_LSP_CACHE_DIR, HF_HUB_OFFLINE: '1' },
     'agentic.server.settings': { llm: { provider: 'scripted', script_path: '${script}' }, index: { watch: false } },
+    'agentic.actions.fixWorkflow': 'vscode_edit',
   };
   const made = makeWorkspace(base, { '.vscode/settings.json': JSON.stringify(settings, null, 2) });
   root = made.root;
@@ -231,7 +246,8 @@ test('the workflow graph of the run', { skip, timeout: 120_000 }, async () => {
   await pick('Make the greeting friendlier');
   const frame = page.frameLocator('iframe.webview').frameLocator('iframe');
   await frame.locator('svg.workflow-graph g[data-node="code"]').waitFor({ timeout: WAIT });
-  assert.match((await frame.locator('svg.workflow-graph g[data-node="code"]').getAttribute('class')) ?? '', /\bok\b/);
+  // the server's node states colour the stages: the code stage completed
+  assert.match((await frame.locator('svg.workflow-graph g[data-node="code"]').getAttribute('class')) ?? '', /\bstate-completed\b/);
   await shot('6-workflow-graph');
 });
 
@@ -297,6 +313,93 @@ test('unticking one of two changes in the refactor preview applies and commits o
   const has = (text: string) => `LINE_3 ${text.includes('LINE_3')}, LINE_30 ${text.includes('LINE_30')}`;
   assert.equal(disk, LINES.replace('line_3 = 3', 'LINE_3 = 3'), `only the ticked change is applied (disk: ${has(disk)}; HEAD: ${has(head)})`);
   assert.equal(head, disk, 'the commit holds what was applied');
+});
+
+test('"Agentic: Fix this" on a diagnostic runs with the selected lines and the diagnostic as context', {
+  skip,
+  timeout: 240_000,
+}, async () => {
+  await palette('Notifications: Clear All Notifications');
+  await page.keyboard.press('Control+Shift+E');
+  const explorer = page.locator('.explorer-folders-view');
+  const jsonRow = explorer.locator('.monaco-list-row', { hasText: /^greeting\.json/ });
+  if (!(await jsonRow.isVisible())) {
+    await explorer.locator('.monaco-list-row', { hasText: /^src$/ }).click();
+  }
+  await jsonRow.click();
+  // VS Code's JSON language server reports the missing comma ("Expected comma") on line 3, at
+  // the "excited" key: the cursor goes there (the key starts after two spaces of indentation)
+  await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: WAIT });
+  await page.locator('.monaco-editor .view-line', { hasText: '"excited"' }).first().click({ position: { x: 40, y: 8 } });
+  await page.waitForTimeout(500);
+  await page.keyboard.press('Control+.');
+  const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'Agentic: Fix this' });
+  await fix.waitFor({ timeout: WAIT });
+  await shot('12-fix-this-lightbulb');
+  await page.keyboard.press('Enter'); // the only action, selected
+  // the scripted reply matches only a prompt holding the selection's header and the message
+  const done = page.locator('.notification-toast', { hasText: 'is ready for review' });
+  await done.waitFor({ timeout: WAIT });
+  await done.getByRole('button', { name: 'Review' }).click();
+  await page.locator('.monaco-diff-editor .modified', { hasText: '"hello",' }).first().waitFor({ timeout: WAIT });
+  assert.equal(FIXED_JSON.split('\n')[1], '  "greeting": "hello",');
+  await page.waitForTimeout(500);
+  await shot('13-fix-this-diff');
+  assert.equal(fs.readFileSync(path.join(root, 'src', 'greeting.json'), 'utf8'), BROKEN_JSON, 'nothing written before accept');
+  await page.locator('.editor-actions .action-label[aria-label="Reject"]').first().click();
+  await page.locator('.notification-toast', { hasText: 'Rejected' }).first().waitFor({ timeout: WAIT });
+});
+
+test('a run waits at its review gate: the notification shows the diff, the Runs view approves it, a changeset follows', {
+  skip,
+  timeout: 300_000,
+}, async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Agentic: Run Workflow');
+  await pick('vscode_gated');
+  await type('Type the adder');
+  const asked = page.locator('.notification-toast', { hasText: 'waits for your review of stage Code' });
+  await asked.first().waitFor({ timeout: WAIT });
+  await shot('14-gate-notification');
+  await asked.first().getByRole('button', { name: 'Show Diff' }).click();
+  await page.locator('.monaco-editor .view-line', { hasText: '+def add_numbers(a: int, b: int) -> int:' }).first().waitFor({ timeout: WAIT });
+  // the question comes back next to its diff
+  await asked.first().waitFor({ timeout: WAIT });
+  await page.waitForTimeout(300);
+  await shot('15-gate-diff');
+  assert.equal(fs.readFileSync(path.join(root, 'src', 'calc.py'), 'utf8').includes('a: int'), false, 'nothing written');
+
+  await palette('Agentic: Show Runs');
+  const runs = page.locator('.pane').filter({ has: page.locator('.pane-header .title', { hasText: /^Runs$/ }) });
+  const row = runs.locator('.monaco-list-row', { hasText: 'Type the adder' }).first();
+  await row.waitFor({ timeout: WAIT });
+  await runs.locator('.monaco-list-row', { hasText: /vscode_gated · \d+% · waits at code/ }).first().waitFor({ timeout: WAIT });
+  await runs.locator('.monaco-list-row', { hasText: 'waits for your review' }).first().waitFor({ timeout: WAIT }); // the code stage's row
+  // a click shows the run's graph: the stage that waits is orange
+  await row.click();
+  // the page is replaced on every event of the run: VS Code loads it into a pending frame, then
+  // makes that the active one
+  const frame = page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
+  // (the panel showed another run's graph before: wait for this run's state)
+  const node = frame.locator('svg.workflow-graph g[data-node="code"][data-state="WAITING_INPUT"]');
+  await node.waitFor({ timeout: WAIT });
+  assert.match((await node.getAttribute('class')) ?? '', /\bstate-waiting-input\b/);
+  await frame.locator('h1', { hasText: 'Type the adder' }).waitFor({ timeout: WAIT });
+  await shot('16-runs-view-waiting-graph');
+
+  await row.hover();
+  await row.locator('.action-label[aria-label="Approve Run"]').click();
+  const done = page.locator('.notification-toast', { hasText: 'is ready for review' });
+  await done.waitFor({ timeout: WAIT });
+  await page.waitForTimeout(1000);
+  await frame.locator('svg.workflow-graph g[data-node="code"][data-state="COMPLETED"]').waitFor({ timeout: WAIT });
+  await runs.locator('.monaco-list-row', { hasText: /vscode_gated · 100% · succeeded/ }).first().waitFor({ timeout: WAIT });
+  await shot('17-gate-approved');
+  await done.getByRole('button', { name: 'Review' }).click();
+  await page.locator('.monaco-diff-editor .modified', { hasText: 'def add_numbers(a: int, b: int) -> int:' }).first().waitFor({ timeout: WAIT });
+  await shot('18-gate-changeset');
+  assert.equal(fs.readFileSync(path.join(root, 'src', 'calc.py'), 'utf8').includes('a: int'), false, 'nothing written before accept');
+  await palette('Notifications: Clear All Notifications'); // the question asked again beside its diff
 });
 
 test('a server that cannot start says why and how to fix it', { skip, timeout: 120_000 }, async () => {

@@ -23,8 +23,11 @@ import {
   type ChangesetJson,
   type IndexStatusResult,
   type ListWorkflowsResult,
+  type ListRunsResult,
   type RollbackResult,
+  type RunMessage,
   type RunStarted,
+  type RunStatusJson,
   type SearchResult,
   type WorkflowGraphResult,
 } from '../../src/logic/protocol';
@@ -32,8 +35,21 @@ import { workflowItems } from '../../src/logic/quickPicks';
 import { progressStatus, runSummary, RunTracker, stageUsage } from '../../src/logic/runTracker';
 import { resolveLaunch } from '../../src/logic/serverLaunch';
 import { toUserError } from '../../src/logic/serverErrors';
-import { marksFromStages, parseMermaid, renderSvg } from '../../src/logic/workflowGraph';
-import { GREET, git, HAVE_SERVER, HELLO, makeWorkspace, PYTHON, serverEnv } from '../support/workspace';
+import { marksFromStages, parseMermaid, renderSvg, styleMermaid } from '../../src/logic/workflowGraph';
+import { buildEditorContext, fixPlace, fixTask } from '../../src/logic/editorContext';
+import { runActions, runView, stageRows } from '../../src/logic/runList';
+import {
+  BROKEN_JSON,
+  FIXED_JSON,
+  GREET,
+  git,
+  HAVE_SERVER,
+  HELLO,
+  JSON_ERROR,
+  makeWorkspace,
+  PYTHON,
+  serverEnv,
+} from '../support/workspace';
 import { EditorClient, fileUri } from './editorClient';
 
 let base: string;
@@ -278,4 +294,75 @@ test('an accept against a buffer that moved on is refused as stale, with the hin
   });
   const rejected = await editor.command<ChangesetJson>(ServerCommand.rejectChangeset, { changesetId: run.changesetId });
   assert.equal(rejected.status, 'rejected');
+});
+
+test('"Fix this": the selection and the diagnostic there lead the prompt, and the fix is proposed', { skip }, async () => {
+  const file = path.join(root, 'src', 'greeting.json');
+  const uri = editor.open(file, 'json');
+  // what VS Code hands the code action: the cursor on the error, the JSON diagnostic there
+  const diagnostic = { range: { start: { line: 2, character: 2 }, end: { line: 2, character: 11 } }, message: JSON_ERROR, severity: 0, source: 'json' };
+  const cursor = { line: 2, character: 4 };
+  const context = buildEditorContext(fixPlace({ uri, selection: { start: cursor, end: cursor }, cursor, diagnostics: [diagnostic] }));
+  const task = fixTask(context.diagnostics ?? []);
+  assert.equal(task, `Fix: ${JSON_ERROR}`);
+  // without the editor context the same task finds no scripted reply
+  const blind = await editor.command<RunStarted>(ServerCommand.runWorkflow, { task, workflow: 'vscode_edit' });
+  const failed = await tracker.finished(blind.runId);
+  assert.equal(failed.status, 'aborted', failed.error);
+  assert.match(failed.error, /scripted model has no reply/, failed.error);
+  const { runId } = await editor.command<RunStarted>(ServerCommand.runWorkflow, { task, workflow: 'vscode_edit', context });
+  const run = await tracker.finished(runId);
+  // the scripted step matches only a prompt with the selected lines' header and the message
+  assert.equal(run.status, 'succeeded', run.error);
+  const started = run.events.find((e) => e.kind === 'run_started')!;
+  assert.deepEqual(started.data.context, {
+    path: 'src/greeting.json', startLine: 3, endLine: 3, cursorLine: 3, diagnostics: 1,
+    description: (started.data.context as { description: string }).description,
+  });
+  const changeset = await editor.command<ChangesetJson>(ServerCommand.showChangeset, { changesetId: run.changesetId });
+  assert.equal(reviewText(changeset.files[0], 'proposed'), FIXED_JSON);
+  assert.equal(fs.readFileSync(file, 'utf8'), BROKEN_JSON, 'nothing is written before accept');
+  await editor.command(ServerCommand.rejectChangeset, { changesetId: run.changesetId });
+});
+
+test('a gated run waits in the runs list, takes a message, is approved, and proposes its changeset', { skip }, async () => {
+  const { runId } = await editor.command<RunStarted>(ServerCommand.runWorkflow, { task: 'Type the adder', workflow: 'vscode_gated' });
+  tracker.started(runId, 'Type the adder', 'vscode_gated', root);
+  const waiting = await tracker.settled(runId);
+  assert.equal(waiting.status, 'waiting_input', waiting.error);
+  assert.deepEqual(waiting.pending?.files, ['src/calc.py']);
+  assert.match(waiting.pending?.diff ?? '', /\+def add_numbers\(a: int, b: int\) -> int:/);
+  assert.equal(waiting.nodeStates.code, 'WAITING_INPUT');
+  const graph = parseMermaid(styleMermaid(waiting.mermaid ?? '', waiting.nodeStates));
+  assert.equal(graph.nodes.find((n) => n.id === 'code')?.state, 'WAITING_INPUT');
+
+  const { runs } = await editor.command<ListRunsResult>(ServerCommand.listRuns, { limit: 10 });
+  const listed = runs.find((r) => r.runId === runId)!;
+  assert.ok(listed, runs.map((r) => r.runId).join(', '));
+  assert.equal(runs[0].runId, runId, 'newest first');
+  assert.equal(runView(listed).contextValue, 'run:waiting_input');
+  assert.match(runView(listed).description, /^vscode_gated · \d+% · waits at code$/);
+  assert.deepEqual([...runActions(listed)].sort(), ['approve', 'cancel', 'graph', 'message', 'revise']);
+  assert.deepEqual(stageRows(listed).map((row) => `${row.stage}=${row.state}`), ['code=WAITING_INPUT']);
+
+  const message = await editor.command<RunMessage>(ServerCommand.sendMessage, { runId, text: 'Keep it short' });
+  assert.equal(message.status, 'queued');
+  const since = waiting.events.length;
+  const answered = await editor.command<RunStatusJson>(ServerCommand.respond, { runId, decision: 'approve' });
+  assert.equal(answered.runId, runId);
+  tracker.resumed(runId, since);
+  const done = await tracker.finished(runId);
+  assert.equal(done.status, 'succeeded', done.error);
+  assert.ok(done.changesetId);
+  assert.equal(done.nodeStates.code, 'COMPLETED');
+  assert.ok(done.events.slice(since).some((e) => e.kind === 'run_resumed'));
+  const status = await editor.command<RunStatusJson>(ServerCommand.runStatus, { runId });
+  assert.deepEqual([status.status, status.progress, status.changesetId, status.messages.length], ['succeeded', 100, done.changesetId, 1]);
+  assert.equal(runView(status).contextValue, 'run:succeeded:changeset');
+  const changeset = await editor.command<ChangesetJson>(ServerCommand.showChangeset, { changesetId: done.changesetId });
+  assert.match(reviewText(changeset.files[0], 'proposed'), /def add_numbers\(a: int, b: int\) -> int:/);
+  await editor.command(ServerCommand.rejectChangeset, { changesetId: done.changesetId });
+  await assert.rejects(editor.command(ServerCommand.respond, { runId, decision: 'approve' }), (error: unknown) =>
+    /not waiting for a review/.test(toUserError(error).message),
+  );
 });

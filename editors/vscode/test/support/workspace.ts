@@ -1,5 +1,7 @@
 /** The temp workspace the integration and end-to-end tests share: a git repository with a
- * one-stage workflow and a scripted model (a labelled test double, never a real model). */
+ * one-stage workflow, the same stage behind a `review: human` gate, a JSON file with a syntax
+ * error (VS Code's JSON support reports it as a diagnostic), and a scripted model (a labelled
+ * test double, never a real model). */
 
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -24,6 +26,29 @@ stages:
     next_on_success: DONE
 `;
 
+export const GATED_WORKFLOW = `name: vscode_gated
+description: One code stage whose change a person reviews before the run goes on (the VS Code extension's tests).
+retrieval:
+  llm_queries: false
+  file_top_k: 3
+stages:
+  - id: code
+    name: Code
+    type: code
+    review: human
+    next_on_success: DONE
+    next_on_failure: ABORT
+`;
+
+/** A comma is missing after the greeting: VS Code's JSON language server says "Expected comma"
+ * on line 3. */
+export const BROKEN_JSON = '{\n  "greeting": "hello"\n  "excited": true\n}\n';
+export const FIXED_JSON = BROKEN_JSON.replace('"hello"\n', '"hello",\n');
+export const JSON_ERROR = 'Expected comma';
+/** The scripted fix only answers a prompt that holds the editor's selection of the JSON file
+ * (the server pins it under this header) and the diagnostic the editor reported there. */
+export const FIX_MATCH = `### src/greeting\\.json:\\d+-\\d+ selection \\(editor\\)[\\s\\S]*${JSON_ERROR}`;
+
 export function editReply(old: string, replacement: string, file = 'src/greet.py'): string {
   return `${file}\n<<<<<<< SEARCH\n${old}\n=======\n${replacement}\n>>>>>>> REPLACE\n`;
 }
@@ -39,6 +64,8 @@ export const SCRIPT = [
     reply: editReply('line_3 = 3', 'LINE_3 = 3', 'src/lines.py') + editReply('line_30 = 30', 'LINE_30 = 30', 'src/lines.py'),
   },
   { role: 'code', match: 'Slow task', delay_s: 8, reply: editReply('def greet(name):', 'def greet(name):  # slow') },
+  { role: 'code', match: FIX_MATCH, reply: editReply('  "greeting": "hello"', '  "greeting": "hello",', 'src/greeting.json') },
+  { role: 'code', match: 'Type the adder', reply: editReply('def add_numbers(a, b):', 'def add_numbers(a: int, b: int) -> int:', 'src/calc.py') },
 ];
 
 function yamlScript(steps: typeof SCRIPT): string {
@@ -57,8 +84,10 @@ export function makeWorkspace(base: string, files: Record<string, string> = {}):
   fs.writeFileSync(path.join(root, 'src', 'greet.py'), GREET);
   fs.writeFileSync(path.join(root, 'src', 'calc.py'), 'def add_numbers(a, b):\n    """Add two numbers."""\n    return a + b\n');
   fs.writeFileSync(path.join(root, 'src', 'lines.py'), LINES);
+  fs.writeFileSync(path.join(root, 'src', 'greeting.json'), BROKEN_JSON);
   fs.writeFileSync(path.join(root, 'README.md'), '# Demo\n\nGreets people and adds numbers.\n');
   fs.writeFileSync(path.join(root, '.agentic-lsp', 'workflows', 'vscode_edit.yaml'), WORKFLOW);
+  fs.writeFileSync(path.join(root, '.agentic-lsp', 'workflows', 'vscode_gated.yaml'), GATED_WORKFLOW);
   const script = path.join(base, 'script.yaml');
   fs.writeFileSync(script, yamlScript(SCRIPT));
   for (const [rel, text] of Object.entries(files)) {

@@ -21,9 +21,48 @@ test('every command the code registers is contributed under the Agentic category
   }
   const titles = manifest.contributes.commands.map((c: { title: string }) => c.title);
   for (const wanted of ['Run Workflow…', 'Search Codebase', 'Show Pending Changes', 'Review Changeset', 'Accept', 'Reject',
-    'Refine with Feedback', 'Rollback Last Accept', 'Reindex', 'Show Index Status', 'Show Workflow Graph', 'Restart Server']) {
+    'Refine with Feedback', 'Rollback Last Accept', 'Reindex', 'Show Index Status', 'Show Workflow Graph', 'Restart Server',
+    'Fix This', 'Explain This', 'Show Runs', 'Approve Run', 'Revise Run…', 'Send Message to Run…', 'Prune Stage…',
+    'Resume Run', 'Cancel Run', 'Show Run Graph']) {
     assert.ok(titles.includes(wanted), wanted);
   }
+});
+
+test('the README documents every command, view and setting', () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const hidden = new Set(
+    (manifest.contributes.menus.commandPalette as { command: string; when: string }[]).filter((m) => m.when === 'false').map((m) => m.command),
+  );
+  for (const command of manifest.contributes.commands as { command: string; title: string }[]) {
+    const title = command.title.replace(/\s*\(.*\)$/, '').replace(/…$/, '');
+    assert.ok(hidden.has(command.command) || readme.includes(title), `${command.command} (${title}) is not in the README`);
+  }
+  for (const view of manifest.contributes.views.agentic as { name: string }[]) {
+    assert.ok(readme.includes(`*${view.name}*`), `the ${view.name} view is not in the README`);
+  }
+  for (const key of Object.keys(manifest.contributes.configuration.properties)) {
+    assert.ok(readme.includes(`\`${key}\``), `${key} is not in the README`);
+  }
+});
+
+test('the Runs view offers each steering action only where the server takes it', () => {
+  const items = manifest.contributes.menus['view/item/context'] as { command: string; when: string; group: string }[];
+  const on = (command: string) => items.filter((i) => i.command === command && i.when.includes('view == agenticRuns'));
+  const matches = (command: string, contextValue: string) =>
+    on(command).some((i) => new RegExp(/viewItem =~ \/(.*)\//.exec(i.when)![1]).test(contextValue));
+  assert.ok(matches('agenticLsp.approveRun', 'run:waiting_input'));
+  assert.ok(!matches('agenticLsp.approveRun', 'run:running:prunable'));
+  assert.ok(matches('agenticLsp.reviseRun', 'run:waiting_input'));
+  assert.ok(matches('agenticLsp.resumeRun', 'run:interrupted:resumable'));
+  assert.ok(!matches('agenticLsp.resumeRun', 'run:interrupted'));
+  assert.ok(matches('agenticLsp.pruneStage', 'stage:READY:prunable'));
+  assert.ok(matches('agenticLsp.pruneStage', 'run:running:prunable'));
+  assert.ok(!matches('agenticLsp.pruneStage', 'stage:COMPLETED'));
+  assert.ok(matches('agenticLsp.cancelRun', 'run:interrupted:resumable'));
+  assert.ok(!matches('agenticLsp.cancelRun', 'run:succeeded:changeset'));
+  assert.ok(matches('agenticLsp.sendRunMessage', 'run:waiting_input'));
+  assert.ok(matches('agenticLsp.showRunGraph', 'run:failed'));
+  assert.ok(on('agenticLsp.approveRun').some((i) => i.group.startsWith('inline')), 'approve is an inline action');
 });
 
 test('menus only name contributed commands, and the views they use exist', () => {
@@ -33,7 +72,9 @@ test('menus only name contributed commands, and the views they use exist', () =>
       assert.ok(contributed.has(entry.command), `${menu}: ${entry.command}`);
     }
   }
-  assert.ok(source('extension.ts').includes(`'${manifest.contributes.views.agentic[0].id}'`));
+  for (const view of manifest.contributes.views.agentic as { id: string }[]) {
+    assert.ok(source('extension.ts').includes(`'${view.id}'`), view.id);
+  }
   assert.ok(fs.existsSync(path.join(ROOT, manifest.contributes.viewsContainers.activitybar[0].icon)));
 });
 

@@ -3,7 +3,9 @@ import { test } from 'node:test';
 import type { AgenticEvent } from '../../src/logic/protocol';
 import { runPage } from '../../src/logic/graphPage';
 import {
+  applyStatus,
   formatTokens,
+  newRun,
   progressMessage,
   progressStatus,
   runSummary,
@@ -165,4 +167,86 @@ test('token counts read short', () => {
     progressMessage(ev('model_call', { stage: 'fix', role: 'coder', promptTokens: 0, completionTokens: 0, seconds: 0.25, counted: 'none' })),
     'fix · coder: 0 prompt + 0 completion tokens, 0.3s, not counted by the provider',
   );
+});
+
+const QUESTION = {
+  stage: 'code', name: 'Code', question: 'Approve?', summary: 'typed', files: ['src/greet.py'], diff: '+x', revisions: 0, maxRevisions: 5,
+};
+
+test('a gated run: node states, the question, waiting settles but does not finish, an answer goes on', async () => {
+  const tracker = new RunTracker();
+  const g = (kind: string, data: Record<string, unknown> = {}) => tracker.handle(ev(kind, data, 'g1'));
+  g('run_started', { task: 'Type the greeting', workflow: 'gated' });
+  g('node_state', { stage: 'code', state: 'READY', reason: '' });
+  g('node_state', { stage: 'code', state: 'RUNNING', reason: '' });
+  g('stage_started', { stage: 'code', attempt: 1 });
+  g('stage_finished', { stage: 'code', ok: true, summary: 'typed' });
+  g('review_requested', QUESTION);
+  g('node_state', { stage: 'code', state: 'WAITING_INPUT', reason: 'review' });
+  const finished = tracker.finished('g1');
+  let ended = false;
+  void finished.then(() => (ended = true));
+  g('run_waiting', { status: 'waiting_input', stage: 'code', question: QUESTION });
+  const state = await tracker.settled('g1');
+  assert.equal(state.status, 'waiting_input');
+  assert.deepEqual(state.pending, QUESTION);
+  assert.deepEqual(state.nodeStates, { code: 'WAITING_INPUT' });
+  assert.equal(runSummary(state), 'run waiting for your review of code · no model calls');
+  assert.equal(runPage(state).subtitle, 'run g1: waiting for your review of code · no model calls');
+  assert.deepEqual(runPage(state).marks.ok, undefined, 'node states colour the graph, not the verdicts');
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(ended, false, 'a waiting run has not finished');
+
+  // the answer: the run works again until it settles again
+  const since = state.events.length;
+  tracker.resumed('g1', since);
+  assert.equal(state.status, 'running');
+  const settled = tracker.settled('g1');
+  g('review_answered', { stage: 'code', decision: 'approve', feedback: '', by: 'person' });
+  g('run_resumed', { resumedFrom: 'waiting_input', answer: { decision: 'approve', feedback: '' } });
+  g('message', { id: 1, text: 'hi', sent: 1, status: 'queued', delivered: null, stage: '', role: '' });
+  g('message', { id: 1, text: 'hi', sent: 1, status: 'delivered', delivered: 2, stage: 'code', role: 'code' });
+  g('node_state', { stage: 'code', state: 'COMPLETED', reason: '' });
+  g('run_finished', { status: 'succeeded', changesetId: 'cs9' });
+  assert.equal((await settled).status, 'succeeded');
+  assert.equal((await finished).changesetId, 'cs9');
+  assert.equal(state.pending, null);
+  assert.deepEqual(state.messages.map((m) => m.status), ['delivered']);
+  const logged: string[] = [];
+  tracker.watch('g1', (_s, e) => logged.push(e.kind), since);
+  assert.deepEqual(logged, ['review_answered', 'run_resumed', 'message', 'message', 'node_state', 'run_finished'], 'watching from an index skips what was logged');
+  assert.equal(progressMessage(ev('review_answered', { stage: 'code', decision: 'revise', feedback: 'more', by: 'person' })), 'code: revise (person): more');
+  assert.equal(progressMessage(ev('node_state', { stage: 'polish', state: 'PRUNED', reason: 'by the user' })), 'polish pruned (by the user)');
+  assert.equal(progressMessage(ev('node_state', { stage: 'polish', state: 'RUNNING' })), '');
+});
+
+test('an answer the run already got past is not undone; an interrupted run has finished', async () => {
+  const tracker = new RunTracker();
+  tracker.handle(ev('run_waiting', { status: 'waiting_input', stage: 'code', question: QUESTION }, 'g2'));
+  const since = tracker.get('g2')!.events.length;
+  // the run went on and waits again before the answer to respond came back
+  tracker.handle(ev('run_resumed', { resumedFrom: 'waiting_input' }, 'g2'));
+  tracker.handle(ev('run_waiting', { status: 'waiting_input', stage: 'code', question: { ...QUESTION, revisions: 1 } }, 'g2'));
+  assert.equal(tracker.resumed('g2', since).status, 'waiting_input');
+  tracker.handle(ev('run_finished', { status: 'interrupted' }, 'g3'));
+  assert.equal((await tracker.finished('g3')).status, 'interrupted');
+});
+
+test('a run status fills in a run this window saw no event of, and never overrides events', () => {
+  const status = {
+    runId: 'old', task: 'Old task', workflow: 'gated', status: 'waiting_input', stage: 'code', attempt: 1, progress: 50,
+    usage: { calls: 3, promptTokens: 30, completionTokens: 3 }, pending: QUESTION, stages: { code: 'WAITING_INPUT', test: 'READY' },
+    changesetId: null, error: '', started: 1, finished: null, messages: [], resumable: false,
+  };
+  const fresh = newRun('old');
+  applyStatus(fresh, status);
+  assert.deepEqual([fresh.task, fresh.status, fresh.pending?.stage, fresh.usage.calls], ['Old task', 'waiting_input', 'code', 3]);
+  assert.deepEqual(fresh.nodeStates, { code: 'WAITING_INPUT', test: 'READY' });
+  const tracker = new RunTracker();
+  tracker.handle(ev('node_state', { stage: 'code', state: 'COMPLETED' }, 'old'));
+  tracker.handle(ev('run_finished', { status: 'succeeded' }, 'old'));
+  const seen = tracker.update(status);
+  assert.equal(seen.status, 'succeeded', 'the events are newer');
+  assert.deepEqual(seen.nodeStates, { code: 'COMPLETED', test: 'READY' });
+  assert.equal(seen.task, 'Old task');
 });

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { graphHtml } from '../../src/logic/graphPage';
-import { cleanLabel, layoutGraph, marksFromStages, parseMermaid, renderSvg } from '../../src/logic/workflowGraph';
+import { graphHtml, runMermaid } from '../../src/logic/graphPage';
+import { newRun } from '../../src/logic/runTracker';
+import { cleanLabel, layoutGraph, marksFromStages, parseMermaid, renderSvg, styleMermaid } from '../../src/logic/workflowGraph';
 
 const FIXTURES = path.join(__dirname, '../../../test/fixtures');
 const BUG_FIX = fs.readFileSync(path.join(FIXTURES, 'bug_fix.mmd'), 'utf8');
@@ -113,4 +114,48 @@ test("a node's note (its stage's tokens) is a second line, and the node grows to
   assert.match(svg, /<g class="node ok" data-node="fix">.*<text class="note"[^>]*>12 calls · 123.4k \+ 45.6k tok, a long note<\/text><\/g>/);
   assert.equal((svg.match(/class="note"/g) ?? []).length, 1);
   assert.doesNotMatch(renderSvg(graph, {}), /class="note"/);
+});
+
+test('node states are appended to the mermaid as classDef and class lines, replaced when they change', () => {
+  const states = { reproduce: 'COMPLETED', fix: 'RUNNING', adaptive_retrieval: 'SKIPPED', 'bad id;': 'READY', DONE: 'nonsense' };
+  const styled = styleMermaid(BUG_FIX, states);
+  assert.ok(styled.startsWith(BUG_FIX.trimEnd()), 'the server text is kept as it is');
+  const added = styled.slice(BUG_FIX.trimEnd().length).trim().split('\n').map((l) => l.trim());
+  assert.deepEqual(added, [
+    'classDef RUNNING fill:#cfe2ff,stroke:#0d6efd,stroke-width:3px,color:#052c65',
+    'class fix RUNNING',
+    'classDef COMPLETED fill:#d1e7dd,stroke:#198754,color:#0a3622',
+    'class reproduce COMPLETED',
+    'classDef SKIPPED fill:#f4f4f4,stroke:#bdbdbd,stroke-dasharray:5 4,color:#999,text-decoration:line-through',
+    'class adaptive_retrieval SKIPPED',
+  ]);
+  const again = styleMermaid(styled, { reproduce: 'COMPLETED', fix: 'WAITING_INPUT', adaptive_retrieval: 'PRUNED' });
+  assert.doesNotMatch(again, /RUNNING|SKIPPED/);
+  assert.match(again, /class fix WAITING_INPUT/);
+  assert.equal(styleMermaid(again, {}), BUG_FIX.trimEnd() + '\n', 'no states: the server text');
+
+  const graph = parseMermaid(again);
+  const state = (id: string) => graph.nodes.find((n) => n.id === id)?.state;
+  assert.deepEqual([state('reproduce'), state('fix'), state('adaptive_retrieval'), state('DONE')], ['COMPLETED', 'WAITING_INPUT', 'PRUNED', undefined]);
+  assert.equal(graph.nodes.length, parseMermaid(BUG_FIX).nodes.length, 'class lines add no nodes');
+  const svg = renderSvg(graph);
+  assert.match(svg, /<g class="node state-waiting-input" data-node="fix" data-state="WAITING_INPUT">/);
+  assert.match(svg, /<g class="node state-pruned" data-node="adaptive_retrieval" data-state="PRUNED">/);
+  assert.match(svg, /<g class="node state-completed" data-node="reproduce" data-state="COMPLETED">/);
+});
+
+test("a run's graph page takes its node states; without them, the verdicts", () => {
+  const run = newRun('r1');
+  run.mermaid = BUG_FIX;
+  assert.equal(runMermaid(run), BUG_FIX, 'no states yet');
+  run.nodeStates = { reproduce: 'FAILED', fix: 'READY' };
+  const html = graphHtml({ title: 't', subtitle: '', mermaid: runMermaid(run), marks: {}, cspSource: '' });
+  assert.match(html, /class="node state-failed" data-node="reproduce"/);
+  assert.match(html, /class="node state-ready" data-node="fix"/);
+  assert.match(html, /\.node\.state-pruned text, \.node\.state-skipped text \{ text-decoration: line-through/);
+  assert.match(html, /waits for your review/, 'the legend names the states');
+  assert.match(html, /class fix READY/, 'the mermaid source shows them too');
+  const plain = graphHtml({ title: 't', subtitle: '', mermaid: BUG_FIX, marks: { current: 'fix' }, cspSource: '' });
+  assert.match(plain, /running now/);
+  assert.doesNotMatch(plain, /<i class="s-waiting">/);
 });
