@@ -304,6 +304,90 @@ def test_editor_context_and_steering_in_neovim(tmp_path: Path) -> None:
     assert (root / "src" / "greet.py").read_text() == GREET
 
 
+RETURNS_LINE = "+def greet(name: str) -> str:"
+FSTRING_LINE = '+    return f"hello {name}"'
+SHOUT_LINE = '+    return "HELLO " + name'
+OPTIONAL = """\
+name: nvim_optional
+description: A code stage, then an optional polish stage.
+retrieval: {llm_queries: false}
+stages:
+  - id: code
+    name: Code
+    type: code
+    next_on_success: polish
+  - id: polish
+    name: Polish
+    type: code
+    required: false
+    reasoning_guidance: Plan it when asked to polish.
+    next_on_success: DONE
+"""
+PLAN = {"workflow": "nvim_optional", "reasoning": "asked to polish",
+        "optional_stages": {"polish": {"include": True, "why": "asked to polish"}}}  # fmt: skip
+TYPE_IT = search_replace("src/greet.py", "def greet(name):", "def greet(name: str):")
+FSTRING = search_replace("src/greet.py", '    return "hello " + name', '    return f"hello {name}"')
+# A revision's feedback is in the stage prompt under the reviewer's header; a message sent
+# before it is the last user message of the next model call. Each revision's step matches only
+# its own prompt, so a feedback or message that does not arrive leaves the stage without a reply.
+STEER_LOOP_SCRIPT = [
+    {"role": "code",
+     "match": r"(?s)## A reviewer asked for a revision of this stage's work \(stage code, "
+              r"attempt 1\)\n.*\n- annotate the return type too",
+     "reply": search_replace("src/greet.py", "def greet(name: str):",
+                             "def greet(name: str) -> str:")},
+    {"role": "code",
+     "match": r"(?ms)^Message from the user, sent while you were working\..*use an f-string",
+     "reply": FSTRING},
+    {"role": "code", "match": "Type the greeting", "reply": TYPE_IT},
+    {"role": "orchestrator", "match": "Polish the greeting", "reply": json.dumps(PLAN)},
+    {"role": "code", "match": "Polish the greeting", "reply": TYPE_IT},
+    {"role": "code", "match": "Polish the greeting", "reply": FSTRING, "delay_s": 30},
+    {"role": "code", "match": "Shout the greeting",
+     "reply": search_replace("src/greet.py", '    return "hello " + name',
+                             '    return "HELLO " + name')},
+]  # fmt: skip
+
+
+def test_revise_prune_and_restart_in_neovim(tmp_path: Path) -> None:
+    """:AgenticRevise sends a gated stage back twice (the feedback, then a message sent before
+    the revision, reach the next attempt's prompt), then :AgenticApprove; :AgenticPrune cancels
+    a running optional stage the orchestrator planned (PRUNED, its edit not proposed); a run
+    waiting at a gate outlives a restart of the server and is approved after it."""
+    root = make_workspace(tmp_path)
+    install_workflow(root, "nvim_gated", "Neovim gate", review="human")
+    (root / ".agentic-lsp" / "workflows" / "nvim_optional.yaml").write_text(OPTIONAL)
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"steps": STEER_LOOP_SCRIPT}))
+    options = {"cache_dir": str(tmp_path / "index"), "index": {"watch": False},
+               "llm": {"provider": "scripted", "script_path": str(script)}}  # fmt: skip
+    expect = {"typed_line": TYPED, "returns_line": RETURNS_LINE, "fstring_line": FSTRING_LINE,
+              "shout_line": SHOUT_LINE, "feedback": "annotate the return type too",
+              "message": "use an f-string", "feedback2": "format the greeting"}  # fmt: skip
+    report = run_scenario(
+        tmp_path, "steer_loop_spec", root, options, {"AGENTIC_NVIM_EXPECT": json.dumps(expect)}
+    )
+    values = report["values"]
+    assert values["pruned"]["seconds"] < 20, values["pruned"]
+    assert "polish PRUNED" in values["pruned"]["states"], values["pruned"]
+    assert "polish COMPLETED" not in values["pruned"]["states"], values["pruned"]
+    assert "⊘ polish  PRUNED" in values["pruned"]["graph"]
+
+    settings = load_settings(root, init_options=options).settings
+    repository = ChangesetRepository(workspace_cache_dir(root, settings) / "changesets")
+
+    def proposed(name: str) -> str:
+        changeset = repository.get(values[name]["changeset"])
+        assert [f.path for f in changeset.files] == ["src/greet.py"], name
+        return changeset.file("src/greet.py").proposed
+
+    # both revisions built on the attempt before them
+    assert proposed("revised") == 'def greet(name: str) -> str:\n    return f"hello {name}"\n'
+    assert proposed("pruned") == GREET.replace("greet(name)", "greet(name: str)")  # no polish
+    assert proposed("restarted") == GREET.replace('"hello "', '"HELLO "')
+    assert (root / "src" / "greet.py").read_text() == GREET  # nothing lands before an accept
+
+
 def propose(root: Path, options: dict[str, Any], edits: list[ProposedEdit], title: str) -> str:
     """Store a changeset where the server of ``root`` reads them (as another process would)."""
     settings = load_settings(root, init_options=options).settings

@@ -77,7 +77,8 @@ function M.folder_of(client, bufnr)
   return nil
 end
 
---- A server error as one line: its message and, when given, what to do about it.
+--- A server error: its message and, when given, what to do about it (once: agentic-lsp's
+--- message already ends with a `fix:` line holding the hint it also sends in `data`).
 ---@param err table|string
 function M.describe(err)
   if type(err) ~= 'table' then
@@ -85,7 +86,7 @@ function M.describe(err)
   end
   local text = err.message or vim.inspect(err)
   local hint = type(err.data) == 'table' and err.data.hint or nil
-  if hint and hint ~= vim.NIL and hint ~= '' then
+  if type(hint) == 'string' and hint ~= '' and not text:find(hint, 1, true) then
     text = text .. ' (' .. hint .. ')'
   end
   return text
