@@ -156,7 +156,7 @@ async def test_cancel_a_run_by_command_and_by_progress(editor: Editor) -> None:
     assert (await editor.command("agentic.cancelRun", {"runId": run_id}))["cancelled"] is True
     assert (await finished(editor, run_id))["data"]["status"] == "cancelled"
     assert (await editor.command("agentic.cancelRun", {"runId": run_id}))["cancelled"] is False
-    with pytest.raises(JsonRpcException, match="no run"):
+    with pytest.raises(JsonRpcException, match="no workflow run"):
         await editor.command("agentic.cancelRun", {"runId": "nonexistent"})
 
     known = set(editor.client.progress_reports)

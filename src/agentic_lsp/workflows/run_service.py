@@ -196,8 +196,8 @@ class WorkflowService(RunSteering):
     def cancel(self, run_id: str) -> bool:
         """Cancel a running or waiting run; False when it already ended (or is unknown)."""
         run = self._runs.get(run_id)
-        if run is None:
-            return False
+        if run is None or run.report.status not in ("running", "waiting_input", "interrupted"):
+            return False  # unknown, or it already ended (its task may still be closing)
         if run.busy():
             assert run.task is not None
             return run.task.cancel()
