@@ -135,6 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="index a real sample codebase and search it, offline")
     demo.add_argument("--path", type=Path, help="codebase to use (default: a bundled library)")
+    demo.add_argument(
+        "--scripted",
+        action="store_true",
+        help="run the workflow on the scripted test double even when a local model is installed",
+    )
     demo.set_defaults(handler=_cmd_demo)
     return parser
 
@@ -190,7 +195,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from agentic_lsp.cli.demo import run_demo
 
-    return run_demo(args.path)
+    return run_demo(args.path, scripted=args.scripted)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
