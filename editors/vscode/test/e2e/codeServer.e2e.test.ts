@@ -341,7 +341,11 @@ test('"Agentic: Fix this" on a diagnostic runs with the selected lines and the d
   const done = page.locator('.notification-toast', { hasText: 'is ready for review' });
   await done.waitFor({ timeout: WAIT });
   await done.getByRole('button', { name: 'Review' }).click();
-  await page.locator('.monaco-diff-editor .modified', { hasText: '"hello",' }).first().waitFor({ timeout: WAIT });
+  await page.locator('.monaco-diff-editor .modified', { hasText: '"hello",' }).first().waitFor({ timeout: WAIT })
+    .catch(async (error: unknown) => {
+      await shot('timeout-fix-this-diff');
+      throw error;
+    });
   assert.equal(FIXED_JSON.split('\n')[1], '  "greeting": "hello",');
   await page.waitForTimeout(500);
   await shot('13-fix-this-diff');
