@@ -146,6 +146,16 @@ def judge_argv(python: str, nodeids: Sequence[str], junit: Path) -> list[str]:
     ]
 
 
+def _interpreter_back(program: str) -> list[str]:
+    """A test interpreter living under ``/tmp`` (a virtualenv there) comes back read-only over
+    the private ``/tmp``: its environment folder (``<venv>/bin/python`` → ``<venv>``)."""
+    path = Path(program)
+    if not path.is_absolute() or Path("/tmp") not in path.parents:
+        return []
+    env = path.parent.parent
+    return ["--ro-bind-try", str(env), str(env)]
+
+
 def sandboxed(argv: list[str], root: Path, scratch: Path) -> list[str]:
     """``argv`` under bubblewrap when it is installed: read-only system, writable ``root`` and
     ``scratch``, no network. The judge runs model-written code; this keeps it off the host."""
@@ -165,6 +175,7 @@ def sandboxed(argv: list[str], root: Path, scratch: Path) -> list[str]:
         "/proc",
         "--tmpfs",
         "/tmp",
+        *_interpreter_back(argv[0]),
         "--bind",
         str(scratch),
         str(scratch),
