@@ -95,13 +95,6 @@ class RunSteering:
             out.append(status_of(report))
         return out
 
-    async def run_events(self, run_id: str, after: int = 0) -> list[RunEvent]:
-        run = self._runs.get(run_id)
-        if run is not None:
-            return list(run.report.events[after:])
-        await self._stored(run_id)
-        return list(await self.book.journal.call(self.book.journal.store.events, run_id, after))
-
     async def respond(
         self,
         run_id: str,

@@ -145,15 +145,6 @@ class RunStore:
             ).fetchall()
         return [RunEvent(run_id, kind, json.loads(data), ts) for kind, ts, data in rows]
 
-    def set_status(self, run_id: str, status: str, error: str | None = None) -> None:
-        record = self.get(run_id)
-        if record is None:
-            return
-        record["report"]["status"] = status
-        if error is not None:
-            record["report"]["error"] = error
-        self.save(run_id, status, float(record["report"].get("started") or 0), record)
-
     def unfinished(self) -> list[dict[str, Any]]:
         """Records of runs left running, waiting or interrupted (e.g. by a restart)."""
         marks = ",".join("?" * len(OPEN_STATUSES))
