@@ -372,3 +372,14 @@ def test_entropy_measure() -> None:
     assert shannon_entropy("aaaa") == 0.0
     assert shannon_entropy("abcd") == pytest.approx(2.0)
     assert shannon_entropy(b64(300)) > 5.5
+
+
+def test_a_base64_secret_that_starts_with_a_slash_is_no_path() -> None:
+    # one AWS secret key in 64 starts with "/"; it once passed as a path, unredacted
+    secret = "/sXSAi4+ZlWSEtE7You75wqaohaOtLSeTWrSp043"
+    out, count = redact_secrets(f"[default]\naws_secret_access_key = {secret}\n")
+    assert secret not in out and count == 1
+    out, _ = redact_secrets('secret_key = "/sXSAi4+ZlWSEtE7You75wqaohaOtLSeTWrSp043"\n')
+    assert "sXSAi4" not in out
+    for path in ("/usr/local/share/keys", "/etc/ssl/private/server.key", "~/.ssh/id_rsa"):
+        assert redact_secrets(f"private_key = {path}\n") == (f"private_key = {path}\n", 0)

@@ -186,6 +186,8 @@ _NAME_SHAPED = re.compile(
 )
 _NUMBER_LIKE = re.compile(r"^[\d.+-]+$")
 _PATH_LIKE = re.compile(r"^(?:/|\./|\.\./|~/|[A-Za-z]:\\)|^[\w.-]+(?:/[\w.-]+)+\.\w{1,5}$")
+# standard base64 of 24+ bytes (an AWS secret key): may start with "/", yet is no path
+_BASE64_RUN = re.compile(r"^[A-Za-z0-9+/]{32,}={0,2}$")
 _TYPE_WORDS = frozenset(
     {"str", "string", "int", "bool", "boolean", "number", "bytes", "any", "unknown", "object"}
 )
@@ -306,7 +308,7 @@ def _redact_quoted(match: re.Match[str]) -> str | None:
     value = match.group(group)
     if len(value) < 4 or any(c.isspace() for c in value) or _is_benign_value(value):
         return None
-    if "{" in value or "\\" in value or "://" in value or _PATH_LIKE.match(value):
+    if "{" in value or "\\" in value or "://" in value or _is_path(value):
         return None
     if "[" in value and "]" in value:  # a regular expression or a template
         return None
@@ -320,7 +322,7 @@ def _redact_bare(match: re.Match[str]) -> str | None:
     op = match.group("op")
     if len(value) < 4 or _is_benign_value(value) or value[0] in "!&*$%@":
         return None
-    if "://" in value or _PATH_LIKE.match(value):
+    if "://" in value or _is_path(value):
         return None
     if _DOTTED_NAME.match(value) or _names_itself(value, match.group("kw")):
         return None  # ``token=response.token``, ``password: password``: code
@@ -330,6 +332,14 @@ def _redact_bare(match: re.Match[str]) -> str | None:
     elif _CODE_IDENTIFIER.match(value) and not _ENV_KEY.match(match.group("key")):
         return None  # ``token = other_name``: code; ``DB_PASSWORD=hunter`` is configuration
     return _redact_group("value")(match)
+
+
+def _is_path(value: str) -> bool:
+    """Path-shaped, and not a base64 run of mixed case and digits that merely starts with "/"."""
+    if not _PATH_LIKE.match(value):
+        return False
+    mixed = any(c.isdigit() for c in value) and value.lower() != value != value.upper()
+    return not (mixed and _BASE64_RUN.match(value))
 
 
 def _names_itself(value: str, keyword: str) -> bool:
