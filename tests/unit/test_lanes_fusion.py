@@ -33,6 +33,8 @@ from agentic_lsp.index.storage.vector_store import Hit
         ("notebooks/intro.ipynb", "docs"),
         ("pyproject.toml", "config"),
         ("pkg/brew/ripgrep-bin.rb", "config"),
+        ("pkg/kubelet/kubelet.go", "source"),
+        ("pkg/cart.py", "source"),
         ("ci/utils.sh", "config"),
         ("build.rs", "config"),
         ("webpack.config.js", "config"),

@@ -90,17 +90,28 @@ async function palette(command: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
-async function pick(text: string): Promise<void> {
-  const input = page.locator('.quick-input-widget .quick-input-box input');
+/**
+ * The quick input is one widget that VS Code reuses: the palette, then a command's pick, then its
+ * input box. Each step waits for the title of the input it means, so that text typed while one
+ * closes and the next opens cannot land in the wrong one.
+ */
+async function inputTitled(title: string): Promise<Locator> {
+  const widget = page.locator('.quick-input-widget', { has: page.locator('.quick-input-title', { hasText: title }) });
+  await widget.waitFor({ state: 'visible', timeout: WAIT });
+  const input = widget.locator('.quick-input-box input');
   await input.waitFor({ state: 'visible', timeout: WAIT });
+  return input;
+}
+
+async function pick(text: string, title: string): Promise<void> {
+  const input = await inputTitled(title);
   await input.fill(text);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first().waitFor({ timeout: WAIT });
   await page.keyboard.press('Enter');
 }
 
-async function type(text: string): Promise<void> {
-  const input = page.locator('.quick-input-widget .quick-input-box input');
-  await input.waitFor({ state: 'visible', timeout: WAIT });
+async function type(text: string, title: string): Promise<void> {
+  const input = await inputTitled(title);
   await input.fill(text);
   await page.keyboard.press('Enter');
 }
@@ -108,8 +119,8 @@ async function type(text: string): Promise<void> {
 async function runWorkflow(task: string): Promise<void> {
   await palette('Notifications: Clear All Notifications');
   await palette('Agentic: Run Workflow');
-  await pick('vscode_edit');
-  await type(task);
+  await pick('vscode_edit', 'Agentic: Run Workflow');
+  await type(task, 'Agentic: vscode_edit');
 }
 
 async function until(what: string, condition: () => boolean, timeoutMs = WAIT): Promise<void> {
@@ -248,7 +259,7 @@ test('run a workflow from the palette, review the diff, accept through the refac
 
 test('the workflow graph of the run', { skip, timeout: 120_000 }, async () => {
   await palette('Agentic: Show Workflow Graph');
-  await pick('Make the greeting friendlier');
+  await pick('Make the greeting friendlier', 'Agentic: Show Workflow Graph');
   const frame = page.frameLocator('iframe.webview').frameLocator('iframe');
   await frame.locator('svg.workflow-graph g[data-node="code"]').waitFor({ timeout: WAIT });
   // the server's node states colour the stages: the code stage completed
@@ -365,8 +376,8 @@ test('a run waits at its review gate: the notification shows the diff, the Runs 
 }, async () => {
   await palette('Notifications: Clear All Notifications');
   await palette('Agentic: Run Workflow');
-  await pick('vscode_gated');
-  await type('Type the adder');
+  await pick('vscode_gated', 'Agentic: Run Workflow');
+  await type('Type the adder', 'Agentic: vscode_gated');
   const asked = page.locator('.notification-toast', { hasText: 'waits for your review of stage Code' });
   await asked.first().waitFor({ timeout: WAIT }).catch(async (error: unknown) => {
     await shot('timeout-gate-notification');

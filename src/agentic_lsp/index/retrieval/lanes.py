@@ -59,7 +59,6 @@ _TOOLING_DIRS = frozenset(
         ".ci",
         ".github",
         ".circleci",
-        "pkg",
         "packaging",
         "scripts",
         "benchmarks",
@@ -67,6 +66,28 @@ _TOOLING_DIRS = frozenset(
         "benches",
         "docker",
         "contrib",
+    }
+)
+# ``pkg/`` is Go's (and many Python projects') source folder; only its packaging subfolders
+# (ripgrep's ``pkg/brew``, ``pkg/deb`` …) are tooling.
+_PACKAGING_UNDER_PKG = frozenset(
+    {
+        "brew",
+        "homebrew",
+        "deb",
+        "debian",
+        "rpm",
+        "arch",
+        "aur",
+        "snap",
+        "nix",
+        "windows",
+        "msi",
+        "choco",
+        "chocolatey",
+        "scoop",
+        "macos",
+        "docker",
     }
 )
 _TOOLING_NAMES = re.compile(
@@ -118,6 +139,8 @@ def lane_of(path: str) -> str:
     if name in _CONFIG_NAMES or name.endswith(_CONFIG_EXTS) or _TOOLING_NAMES.match(name):
         return "config"
     if len(parts) > 1 and lowered[0] in _TOOLING_DIRS:
+        return "config"
+    if len(parts) > 2 and lowered[0] == "pkg" and lowered[1] in _PACKAGING_UNDER_PKG:
         return "config"
     if language is None:
         return "config"
