@@ -430,11 +430,11 @@ def test_vim_lsp_start_fallback_and_ollama_health(tmp_path: Path) -> None:
 
 CONTROLS_SPEC = r"""
 vim.opt.rtp:prepend(os.getenv('PLUGIN'))
-local diff = require('agentic.diff')
+local diff = require('agentic_lsp.diff')
 local buf = vim.api.nvim_create_buf(false, true)
 vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.json.decode(os.getenv('LINES')))
 local n = diff.mark_controls(buf)
-local ns = vim.api.nvim_get_namespaces().agentic_controls
+local ns = vim.api.nvim_get_namespaces().agentic_lsp_controls
 local labels = {}
 for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
   table.insert(labels, { m[2], m[3], m[4].virt_text[1][1] })
@@ -463,3 +463,174 @@ def test_review_shows_invisible_and_bidi_characters(tmp_path: Path) -> None:
     ]  # fmt: skip
     assert [row for row, _, _ in report["labels"]] == [0, 0, 2, 2]
     assert report["text"] == "\n".join(lines)
+
+
+# What lazy.nvim does with a spec from a git URL (lua/lazy/core/loader.lua, manage/task/git.lua
+# and manage/task/plugin.lua), step by step, since lazy.nvim itself cannot be installed here.
+LAZY_EMULATION = r"""
+local result, root = os.getenv('RESULT'), os.getenv('LAZY_ROOT')
+local report = { errors = {} }
+local function check(what, fn)
+  local ok, err = pcall(fn)
+  if not ok then
+    table.insert(report.errors, what .. ': ' .. tostring(err))
+  end
+end
+vim.go.loadplugins = false -- lazy.nvim sources every plugin/ file itself
+
+local specs = {
+  -- a stand-in for carlos-algms/agentic.nvim, loaded first: lua/agentic, :checkhealth agentic,
+  -- doc/agentic.txt and its :AgenticChat command
+  { dir = os.getenv('OTHER'), name = 'agentic.nvim' },
+  -- the spec editors/neovim/README.md documents
+  { url = os.getenv('URL'), main = 'agentic_lsp',
+    opts = { cmd = { 'agentic-lsp-test', 'serve' } } },
+}
+check('install and load', function()
+  for _, spec in ipairs(specs) do
+    -- name and dir: the URL's last component without .git, under lazy's root
+    spec.name = spec.name or spec.url:gsub('%.git$', ''):match('[^/]+$')
+    spec.dir = spec.dir or (root .. '/' .. spec.name)
+    if spec.url then -- install: git clone
+      local out = vim.fn.system({ 'git', 'clone', '--filter=blob:none', '--origin=origin',
+        spec.url, spec.dir })
+      assert(vim.v.shell_error == 0, out)
+    end
+    if vim.fn.isdirectory(spec.dir .. '/doc') == 1 then -- the docs task: tags of dir/doc only
+      vim.cmd.helptags(spec.dir .. '/doc')
+    end
+    -- load: the plugin dir on the runtimepath before the first after/ dir, then its
+    -- plugin/**/*.{lua,vim} sourced in order
+    local rtp = vim.opt.runtimepath:get()
+    local at = #rtp + 1
+    for i, path in ipairs(rtp) do
+      if path:find('/after/?$') then
+        at = i
+        break
+      end
+    end
+    table.insert(rtp, at, spec.dir)
+    vim.opt.runtimepath = rtp
+    local files = vim.fn.globpath(spec.dir, 'plugin/**/*.{lua,vim}', false, true)
+    table.sort(files)
+    for _, file in ipairs(files) do
+      vim.cmd.source(vim.fn.fnameescape(file))
+    end
+    if spec.opts then -- config: require(main).setup(opts); lazy guesses main only from dir/lua
+      report.root_lua = vim.fn.isdirectory(spec.dir .. '/lua')
+      require(spec.main).setup(spec.opts)
+    end
+  end
+end)
+
+local ours = root .. '/agentic-lsp/editors/neovim'
+report.ours = ours
+check('modules', function()
+  report.agentic = require('agentic').name
+  report.module = vim.api.nvim_get_runtime_file('lua/agentic_lsp/init.lua', true)
+  report.health_modules = vim.api.nvim_get_runtime_file('lua/agentic*/health.lua', true)
+end)
+check('commands', function()
+  report.commands = {}
+  for _, name in ipairs({ 'AgenticRun', 'AgenticAccept', 'AgenticStatus', 'AgenticChat' }) do
+    report.commands[name] = vim.fn.exists(':' .. name) == 2
+  end
+end)
+check('lsp config', function()
+  report.cmd = vim.lsp.config.agentic_lsp.cmd
+end)
+check('help', function()
+  report.help = {}
+  local tags = { 'agentic_lsp-setup', 'agentic_lsp.setup()', ':AgenticAccept', 'agentic.setup()' }
+  for _, tag in ipairs(tags) do
+    vim.cmd.help(tag)
+    report.help[tag] = vim.api.nvim_buf_get_name(0)
+    vim.cmd.helpclose()
+  end
+end)
+check('health', function()
+  vim.cmd('checkhealth agentic_lsp')
+  report.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+end)
+report.loaded = vim.g.loaded_agentic_lsp
+local handle = assert(io.open(result, 'w'))
+handle:write(vim.json.encode(report))
+handle:close()
+vim.cmd('qa!')
+"""
+
+OTHER_INIT = "return { name = 'agentic.nvim', setup = function() end }\n"
+OTHER_HEALTH = "return { check = function() vim.health.start('agentic.nvim') end }\n"
+OTHER_PLUGIN = "vim.api.nvim_create_user_command('AgenticChat', function() end, {})\n"
+OTHER_DOC = "*agentic.txt*  stand-in\n\n*agentic.setup()*\n*agentic-contents*\n\nvim:ft=help\n"
+
+
+def test_lazy_nvim_git_url_next_to_agentic_nvim(tmp_path: Path) -> None:
+    """The repository installed the way lazy.nvim installs a spec from a git URL, next to a
+    stand-in for carlos-algms/agentic.nvim (same-named ``lua/agentic`` module, health check,
+    help file and an ``:Agentic…`` command).
+
+    lazy.nvim is not installable offline, so this emulates what its loader does (see
+    LAZY_EMULATION): ``git clone`` of a ``file://`` URL (a commit of this working tree) into its
+    root, ``helptags`` of the clone's ``doc/``, the clone on the runtimepath, its ``plugin/``
+    files sourced, then ``require(main).setup(opts)``. The root ``plugin/agentic_lsp.lua`` must
+    bring in ``editors/neovim``: module, commands, ``lsp/`` config, help and health check, while
+    ``require('agentic')`` stays the other plugin's."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    source = tmp_path / "remote" / "agentic-lsp"
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    ).stdout.split("\0")  # fmt: skip
+    for name in filter(None, listed):
+        path = REPO / name
+        if path.is_file() and not path.is_symlink():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, source / name)
+    repo = pygit2.init_repository(str(source), initial_head="main")
+    repo.index.add_all()
+    repo.index.write()
+    signature = pygit2.Signature("Test", "test@example.com")
+    repo.create_commit("HEAD", signature, signature, "tree", repo.index.write_tree(), [])
+    other = tmp_path / "other"
+    stand_in = {"lua/agentic/init.lua": OTHER_INIT, "lua/agentic/health.lua": OTHER_HEALTH,
+                "plugin/agentic.lua": OTHER_PLUGIN, "doc/agentic.txt": OTHER_DOC}  # fmt: skip
+    for name, text in stand_in.items():
+        (other / name).parent.mkdir(parents=True, exist_ok=True)
+        (other / name).write_text(text)
+    init = tmp_path / "lazy_init.lua"
+    init.write_text(LAZY_EMULATION)
+    home = tmp_path / "home"
+    result = tmp_path / "lazy.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTIC_LSP_", "NVIM"))}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
+               XDG_DATA_HOME=str(home / "data"), XDG_STATE_HOME=str(home / "state"),
+               XDG_CACHE_HOME=str(home / "cache"), LAZY_ROOT=str(home / "data" / "lazy"),
+               URL=source.as_uri(), OTHER=str(other), RESULT=str(result))  # fmt: skip
+    assert NVIM is not None
+    proc = subprocess.run(
+        [NVIM, "--headless", "-n", "-i", "NONE", "-u", str(init)],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.exists(), f"nvim exit {proc.returncode}\n{proc.stderr}"
+    report = json.loads(result.read_text())
+    ours = report["ours"]
+    assert report["errors"] == [], report["errors"]
+    assert report["root_lua"] == 0  # so lazy cannot guess the module: the spec names main
+    assert report["loaded"] is True
+    assert report["agentic"] == "agentic.nvim"
+    assert report["module"] == [f"{ours}/lua/agentic_lsp/init.lua"]
+    assert sorted(report["health_modules"]) == sorted(
+        [f"{other}/lua/agentic/health.lua", f"{ours}/lua/agentic_lsp/health.lua"]
+    )
+    assert all(report["commands"].values()), report["commands"]
+    assert report["cmd"] == ["agentic-lsp-test", "serve"]
+    help_file = f"{ours}/doc/agentic_lsp.txt"
+    assert report["help"] == {
+        "agentic_lsp-setup": help_file, "agentic_lsp.setup()": help_file,
+        ":AgenticAccept": help_file, "agentic.setup()": f"{other}/doc/agentic.txt",
+    }  # fmt: skip
+    assert "agentic-lsp: Neovim" in report["health"]
+    assert "agentic.nvim" not in report["health"]
+    assert "Error" not in proc.stderr, proc.stderr

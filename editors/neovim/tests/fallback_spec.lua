@@ -1,12 +1,12 @@
 -- The vim.lsp.start path (Neovim 0.10's, forced here with lsp = 'start'), root detection, search
 -- through the API, and the health check against an Ollama-protocol server.
-local H = dofile(vim.g.agentic_test_plugin_dir .. '/tests/helpers.lua')
+local H = dofile(vim.g.agentic_lsp_test_plugin_dir .. '/tests/helpers.lua')
 
 local root = vim.env.AGENTIC_NVIM_ROOT
 
 H.run(function()
   H.capture()
-  local agentic = require('agentic')
+  local agentic = require('agentic_lsp')
 
   H.step('setup with vim.lsp.start', function()
     agentic.setup({
@@ -43,7 +43,7 @@ H.run(function()
   H.step('search through the API', function()
     local items
     H.wait('the index', function()
-      local index = require('agentic.events').index
+      local index = require('agentic_lsp.events').index
       local state = index[root] or index[vim.uv.fs_realpath(root)]
       return state and state.state == 'ready'
     end)
@@ -60,7 +60,7 @@ H.run(function()
   end)
 
   H.step('review a stored changeset file by file with the tab keys', function()
-    local diff = require('agentic.diff')
+    local diff = require('agentic_lsp.diff')
     local id = vim.env.AGENTIC_NVIM_CHANGESET
     vim.cmd('AgenticDiff ' .. id)
     local view = H.wait('the review tab', function()
@@ -89,7 +89,7 @@ H.run(function()
   end)
 
   H.step('a versioned edit for a buffer that moved on is refused', function()
-    local handlers = require('agentic.handlers')
+    local handlers = require('agentic_lsp.handlers')
     vim.cmd.edit(root .. '/src/calc.py')
     local buf = vim.api.nvim_get_current_buf()
     local client = vim.lsp.get_clients({ name = 'agentic_lsp', bufnr = buf })[1]
@@ -117,24 +117,24 @@ H.run(function()
     vim.cmd('edit!')
   end)
 
-  H.step(':help agentic (tags build without errors)', function()
+  H.step(':help agentic_lsp (tags build without errors)', function()
     local rtp = vim.fn.tempname()
     vim.fn.mkdir(rtp .. '/doc', 'p')
-    local doc = H.read(vim.g.agentic_test_plugin_dir .. '/doc/agentic.txt')
-    local handle = assert(io.open(rtp .. '/doc/agentic.txt', 'w'))
+    local doc = H.read(vim.g.agentic_lsp_test_plugin_dir .. '/doc/agentic_lsp.txt')
+    local handle = assert(io.open(rtp .. '/doc/agentic_lsp.txt', 'w'))
     handle:write(doc)
     handle:close()
     vim.cmd('helptags ' .. vim.fn.fnameescape(rtp .. '/doc'))
     vim.opt.runtimepath:append(rtp)
-    for _, tag in ipairs({ 'agentic-review', ':AgenticAccept', 'agentic.setup()', 'agentic-health' }) do
+    for _, tag in ipairs({ 'agentic_lsp-review', ':AgenticAccept', 'agentic_lsp.setup()', 'agentic_lsp-health' }) do
       vim.cmd('help ' .. tag)
-      H.eq(vim.fs.basename(vim.api.nvim_buf_get_name(0)), 'agentic.txt', 'help for ' .. tag)
+      H.eq(vim.fs.basename(vim.api.nvim_buf_get_name(0)), 'agentic_lsp.txt', 'help for ' .. tag)
       vim.cmd('helpclose')
     end
   end)
 
-  H.step(':checkhealth agentic', function()
-    vim.cmd('checkhealth agentic')
+  H.step(':checkhealth agentic_lsp', function()
+    vim.cmd('checkhealth agentic_lsp')
     local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
     H.values.health = text
     H.contains(text, 'running: client ', 'health')

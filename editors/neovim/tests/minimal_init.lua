@@ -4,7 +4,7 @@ local plugin = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h')
 vim.opt.runtimepath:prepend(plugin)
 vim.opt.swapfile = false
 vim.o.shadafile = 'NONE'
-vim.g.agentic_test_plugin_dir = plugin
+vim.g.agentic_lsp_test_plugin_dir = plugin
 
 vim.api.nvim_create_autocmd('VimEnter', {
   once = true,

@@ -1,5 +1,5 @@
 -- The whole review cycle through the plugin's commands (driven by tests/e2e/test_neovim_plugin.py).
-local H = dofile(vim.g.agentic_test_plugin_dir .. '/tests/helpers.lua')
+local H = dofile(vim.g.agentic_lsp_test_plugin_dir .. '/tests/helpers.lua')
 
 local root = vim.env.AGENTIC_NVIM_ROOT
 local expect = vim.json.decode(vim.env.AGENTIC_NVIM_EXPECT)
@@ -9,7 +9,7 @@ local function agentic_client(buf)
 end
 
 local function run_finished(task)
-  local events = require('agentic.events')
+  local events = require('agentic_lsp.events')
   for _, run in pairs(events.runs) do
     if run.task == task and run.status ~= 'running' then
       return run
@@ -44,8 +44,8 @@ H.run(function()
       table.insert(decisions, args.data)
     end,
   })
-  local agentic = require('agentic')
-  local diff = require('agentic.diff')
+  local agentic = require('agentic_lsp')
+  local diff = require('agentic_lsp.diff')
   local shapes_path, greet_path = root .. '/src/shapes.py', root .. '/src/greet.py'
   local shapes, greet
 
@@ -66,7 +66,7 @@ H.run(function()
     H.eq(client.config.init_options.llm.provider, 'scripted', 'initializationOptions from setup')
     H.truthy(client.capabilities.workspace.workspaceEdit.documentChanges, 'documentChanges not advertised')
     H.values.attach = { mode = agentic.lsp_mode(), root = client.root_dir }
-    local events = require('agentic.events')
+    local events = require('agentic_lsp.events')
     H.wait('the first index', function()
       local state = events.index[root] or events.index[vim.uv.fs_realpath(root)]
       return state and state.last and state.state == 'ready'
@@ -74,7 +74,7 @@ H.run(function()
   end)
 
   H.step('token counts read short', function()
-    local events = require('agentic.events')
+    local events = require('agentic_lsp.events')
     H.eq(
       vim.tbl_map(events.format_tokens, { 0, 512, 999, 1000, 4210, 12345, 999999, 1500000 }),
       { '0', '512', '999', '1k', '4.2k', '12k', '1M', '1.5M' },
@@ -90,7 +90,7 @@ H.run(function()
     local usage = { calls = 2, promptTokens = 4210, completionTokens = 512 }
     local run = { id = 'r-fake', status = 'running', stage = 'fix', usage = usage }
     events.runs[run.id] = run
-    H.eq(events.statusline(), 'agentic: fix · 4.2k+512 tok', 'statusline while a run is going')
+    H.eq(events.statusline(), 'agentic-lsp: fix · 4.2k+512 tok', 'statusline while a run is going')
     events.runs[run.id] = nil
   end)
 
@@ -104,7 +104,7 @@ H.run(function()
     vim.cmd('AgenticSearch add two numbers')
     local list = H.wait('search results in the quickfix list', function()
       local qf = vim.fn.getqflist({ title = 1, items = 1 })
-      return qf.title == 'agentic search: add two numbers' and #qf.items > 0 and qf
+      return qf.title == 'agentic-lsp search: add two numbers' and #qf.items > 0 and qf
     end)
     local first = list.items[1]
     H.values.search = { first = vim.api.nvim_buf_get_name(first.bufnr) .. ':' .. first.lnum }
@@ -122,12 +122,12 @@ H.run(function()
     local usage = run.usage
     local metered = usage.calls > 0 and usage.promptTokens > 0 and usage.completionTokens > 0
     H.truthy(metered, 'run usage ' .. vim.inspect(usage))
-    local tokens = require('agentic.events').usage_text(usage)
+    local tokens = require('agentic_lsp.events').usage_text(usage)
     local shape = '^%d+ calls? · [%d.]+[kM]? prompt %+ [%d.]+[kM]? completion tokens$'
     H.truthy(tokens:match(shape), 'tokens text ' .. tokens)
     local finished = H.note('run ' .. run.id .. ' succeeded')
     H.contains(finished.message, 'tokens: ' .. tokens, 'tokens line of the run_finished notification')
-    local call = H.note('agentic: ' .. run.id .. ' — code · 1 call · ')
+    local call = H.note('agentic-lsp: ' .. run.id .. ' — code · 1 call · ')
     H.truthy(call, 'no notification of the first model call')
     local nonzero = ' · 1 call · [1-9][%d.]*[kM]? prompt %+ [1-9][%d.]*[kM]? completion tokens$'
     H.truthy(call.message:match(nonzero), call.message)
@@ -237,10 +237,10 @@ H.run(function()
       return agentic_hints(greet, second.changeset_id)[1]
     end)
     vim.api.nvim_win_set_cursor(0, { hint.lnum + 1, 0 })
-    local known = vim.tbl_keys(require('agentic.events').runs)
+    local known = vim.tbl_keys(require('agentic_lsp.events').runs)
     vim.cmd('AgenticRefine Also welcome the person')
     refined = H.wait('the refined run', function()
-      for id, r in pairs(require('agentic.events').runs) do
+      for id, r in pairs(require('agentic_lsp.events').runs) do
         if not vim.tbl_contains(known, id) and r.status ~= 'running' then
           return r
         end
@@ -250,7 +250,7 @@ H.run(function()
     H.values.refined_changeset = refined.changeset_id
     local listed = H.wait('changesets listed', function()
       local result
-      require('agentic.review').list(true, function(_, found)
+      require('agentic_lsp.review').list(true, function(_, found)
         result = found
       end)
       vim.wait(5000, function()
@@ -299,13 +299,13 @@ H.run(function()
     H.contains(
       note.message,
       'run ' .. refined.id .. ': succeeded (nvim_edit) → changeset ' .. refined.changeset_id .. ' · '
-        .. require('agentic.events').usage_text(refined.usage),
+        .. require('agentic_lsp.events').usage_text(refined.usage),
       'status runs'
     )
   end)
 
-  H.step(':checkhealth agentic', function()
-    vim.cmd('checkhealth agentic')
+  H.step(':checkhealth agentic_lsp', function()
+    vim.cmd('checkhealth agentic_lsp')
     local text = table.concat(H.buffer_lines(0), '\n')
     H.values.health = text
     H.contains(text, 'server found: ', 'health')

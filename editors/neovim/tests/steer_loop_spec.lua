@@ -3,7 +3,7 @@
 -- :AgenticRevise twice (once with the feedback alone, once with a :AgenticMessage sent first)
 -- and then :AgenticApprove; an optional stage pruned with :AgenticPrune while it runs; a run
 -- waiting at a gate that outlives a restart of the server and is approved after it.
-local H = dofile(vim.g.agentic_test_plugin_dir .. '/tests/helpers.lua')
+local H = dofile(vim.g.agentic_lsp_test_plugin_dir .. '/tests/helpers.lua')
 
 local root = vim.env.AGENTIC_NVIM_ROOT
 local expect = vim.json.decode(vim.env.AGENTIC_NVIM_EXPECT)
@@ -30,7 +30,7 @@ vim.api.nvim_create_autocmd('User', {
 
 --- The run of this session whose task is `task`, once its status is not `status`.
 local function run_past(task, status)
-  for _, run in pairs(require('agentic.events').runs) do
+  for _, run in pairs(require('agentic_lsp.events').runs) do
     if run.task == task and run.status ~= status then
       return run
     end
@@ -118,7 +118,7 @@ end
 
 H.run(function()
   H.capture()
-  local agentic = require('agentic')
+  local agentic = require('agentic_lsp')
   local greet
 
   H.step('setup and attach', function()
@@ -206,7 +206,7 @@ H.run(function()
     H.truthy(pruned.changeset_id, 'the pruned run proposed no changeset')
     local view = nil
     agentic.run_status(pruned.id, function(err)
-      view = err or require('agentic.run_view').current()
+      view = err or require('agentic_lsp.run_view').current()
     end)
     H.wait('the status window', function()
       return view
@@ -215,7 +215,7 @@ H.run(function()
     local text = table.concat(H.buffer_lines(view.buf), '\n')
     H.contains(text, '● code    COMPLETED', 'text graph')
     H.contains(text, '⊘ polish  PRUNED', 'text graph')
-    require('agentic.run_view').close()
+    require('agentic_lsp.run_view').close()
     H.values.pruned = {
       id = pruned.id,
       changeset = pruned.changeset_id,
@@ -259,14 +259,14 @@ H.run(function()
     local c = wait_client(greet, seen)
     H.truthy(c.id ~= stopped, 'the stopped client is back')
     local offered = answer_selects(function(_, formatted, opts)
-      if opts.kind == 'agentic.run' then
+      if opts.kind == 'agentic_lsp.run' then
         return index_of(formatted, waiting.id)
       end
       return index_of(formatted, 'status')
     end)
     vim.cmd('AgenticRuns')
     local view = H.wait('the status window', function()
-      return require('agentic.run_view').current()
+      return require('agentic_lsp.run_view').current()
     end)
     local listed = offered[1].items[index_of(offered[1].items, waiting.id) or 0]
     H.contains(listed, 'waiting_input', 'the run in the picker after the restart')
@@ -274,7 +274,7 @@ H.run(function()
     local text = table.concat(H.buffer_lines(view.buf), '\n')
     H.contains(text, '◆ code  WAITING_INPUT', 'text graph after the restart')
     H.contains(text, expect.shout_line, 'pending diff after the restart')
-    require('agentic.run_view').close()
+    require('agentic_lsp.run_view').close()
     vim.cmd('AgenticApprove ' .. waiting.id)
     H.wait('the approval notification', function()
       return H.note('run ' .. waiting.id .. ': stage code approved')

@@ -2,7 +2,7 @@
 -- tests/e2e/test_neovim_plugin.py): :'<,'>AgenticFix with a diagnostic, a run waiting at a review
 -- gate seen in :AgenticRuns and its text graph and approved with :AgenticApprove, and clear
 -- errors when a finished run is steered.
-local H = dofile(vim.g.agentic_test_plugin_dir .. '/tests/helpers.lua')
+local H = dofile(vim.g.agentic_lsp_test_plugin_dir .. '/tests/helpers.lua')
 
 local root = vim.env.AGENTIC_NVIM_ROOT
 local expect = vim.json.decode(vim.env.AGENTIC_NVIM_EXPECT)
@@ -13,7 +13,7 @@ end
 
 --- The run of this session whose task is `task`, once its status is not `status`.
 local function run_past(task, status)
-  for _, run in pairs(require('agentic.events').runs) do
+  for _, run in pairs(require('agentic_lsp.events').runs) do
     if run.task == task and run.status ~= status then
       return run
     end
@@ -43,7 +43,7 @@ end
 
 --- The run_started event of run `id`.
 local function started_event(id)
-  for _, event in ipairs(require('agentic.events').history) do
+  for _, event in ipairs(require('agentic_lsp.events').history) do
     if event.kind == 'run_started' and event.runId == id then
       return event
     end
@@ -62,8 +62,8 @@ end
 
 H.run(function()
   H.capture()
-  local agentic = require('agentic')
-  local events = require('agentic.events')
+  local agentic = require('agentic_lsp')
+  local events = require('agentic_lsp.events')
   local fixme_path = root .. '/src/fixme.py'
   local fixme
 
@@ -104,7 +104,7 @@ H.run(function()
     -- select lines 2-4 linewise, leave visual mode, run on the '<,'> range
     vim.api.nvim_win_set_cursor(0, { 2, 0 })
     vim.cmd('normal! Vjj\27')
-    local built = require('agentic.context').build({ range = { 2, 4 }, encoding = 'utf-16' })
+    local built = require('agentic_lsp.context').build({ range = { 2, 4 }, encoding = 'utf-16' })
     H.eq(#built.diagnostics, 1, 'diagnostics in the selection')
     H.eq(built.diagnostics[1].range, {
       start = { line = 2, character = 16 },
@@ -131,12 +131,12 @@ H.run(function()
 
   H.step('context at the cursor', function()
     vim.api.nvim_win_set_cursor(0, { 3, 18 })
-    local built, found = require('agentic.context').build({ encoding = 'utf-16' })
+    local built, found = require('agentic_lsp.context').build({ encoding = 'utf-16' })
     H.eq(built.cursor, { line = 2, character = 18 }, 'cursor')
     H.eq(built.selection, nil, 'no selection at the cursor')
     H.eq(#found, 1, 'the diagnostic on the cursor line')
-    H.eq(require('agentic.context').task('explain', false, found), 'Explain the code at the cursor', 'explain task')
-    H.eq(require('agentic.context').task('fix', false, found), 'Fix: ' .. expect.message, 'fix task')
+    H.eq(require('agentic_lsp.context').task('explain', false, found), 'Explain the code at the cursor', 'explain task')
+    H.eq(require('agentic_lsp.context').task('fix', false, found), 'Fix: ' .. expect.message, 'fix task')
   end)
 
   local gated, gated_task = nil, 'Type the greeting'
@@ -155,27 +155,27 @@ H.run(function()
     H.contains(note.message, '(:AgenticApprove / :AgenticRevise)', 'review notification')
     H.eq(gated.nodes.code, 'WAITING_INPUT', 'node state of the gated stage')
     H.contains(type(gated.pending) == 'table' and gated.pending.diff or '', expect.typed_line, 'pending diff')
-    H.eq(agentic.statusline(), 'agentic: code waits for review', 'statusline of a waiting run')
+    H.eq(agentic.statusline(), 'agentic-lsp: code waits for review', 'statusline of a waiting run')
   end)
 
   H.step(':AgenticRuns shows the waiting run and its text graph', function()
     local offered = answer_selects(function(_, formatted, opts)
-      if opts.kind == 'agentic.run' then
+      if opts.kind == 'agentic_lsp.run' then
         return index_of(formatted, gated.id)
       end
       return index_of(formatted, 'status')
     end)
     vim.cmd('AgenticRuns')
     local view = H.wait('the status window', function()
-      return require('agentic.run_view').current()
+      return require('agentic_lsp.run_view').current()
     end)
-    H.eq(offered[1].kind, 'agentic.run', 'first picker')
+    H.eq(offered[1].kind, 'agentic_lsp.run', 'first picker')
     local listed = offered[1].items[index_of(offered[1].items, gated.id)]
     H.contains(listed, 'waiting_input', 'the run in the picker')
     H.contains(listed, 'nvim_gated', 'the run in the picker')
     H.contains(listed, gated_task, 'the run in the picker')
     H.truthy(index_of(offered[1].items, fix.id), 'the fix run is listed too')
-    H.eq(offered[2].kind, 'agentic.run_action', 'second picker')
+    H.eq(offered[2].kind, 'agentic_lsp.run_action', 'second picker')
     for _, action in ipairs({ 'status', 'approve stage code', 'revise stage code', 'message', 'prune', 'cancel' }) do
       local offers = vim.inspect(offered[2].items)
       H.truthy(index_of(offered[2].items, action), 'action ' .. action .. ' not offered: ' .. offers)
@@ -195,7 +195,7 @@ H.run(function()
     H.truthy(H.note('message 1 queued for the next model call of run ' .. gated.id), 'no "message queued" notification')
     vim.api.nvim_feedkeys('q', 'x', false)
     H.wait('the status window to close', function()
-      return require('agentic.run_view').current() == nil
+      return require('agentic_lsp.run_view').current() == nil
     end)
   end)
 
@@ -240,7 +240,7 @@ H.run(function()
     H.contains(done, "no workflow run 'no-such-run'", 'unknown run')
     -- a finished run offers only what can be done with it
     local offered = answer_selects(function(_, formatted, opts)
-      if opts.kind == 'agentic.run' then
+      if opts.kind == 'agentic_lsp.run' then
         return index_of(formatted, gated.id)
       end
       return nil

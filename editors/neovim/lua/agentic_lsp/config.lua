@@ -6,7 +6,7 @@ local M = {}
 
 M.name = 'agentic_lsp'
 
----@class agentic.Options
+---@class agentic_lsp.Options
 M.defaults = {
   --- How to start the server (any argv; e.g. { '/path/.venv/bin/python', '-m', 'agentic_lsp', 'serve' }).
   cmd = { 'agentic-lsp', 'serve' },
@@ -52,7 +52,7 @@ M.defaults = {
   },
 }
 
----@type agentic.Options
+---@type agentic_lsp.Options
 M.options = vim.deepcopy(M.defaults)
 
 ---@param opts? table
@@ -94,7 +94,7 @@ end
 --- The client configuration (a `vim.lsp.Config`; also fits vim.lsp.start and lspconfig).
 function M.lsp_config()
   local o = M.options
-  local handlers = require('agentic.handlers')
+  local handlers = require('agentic_lsp.handlers')
   return {
     name = M.name,
     cmd = o.cmd,

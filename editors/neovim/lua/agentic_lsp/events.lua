@@ -2,7 +2,7 @@
 ---
 --- Every event is kept (the last few hundred) and re-emitted as `User AgenticEvent` with the
 --- payload `{kind, root, runId, data, ts}` in `data`, so statuslines and user code can follow.
-local config = require('agentic.config')
+local config = require('agentic_lsp.config')
 
 local M = {}
 
@@ -29,7 +29,7 @@ function M.notify(message, level)
   if level < (config.options.notify.level or vim.log.levels.INFO) then
     return
   end
-  vim.notify(message, level, { title = 'agentic' })
+  vim.notify(message, level, { title = 'agentic-lsp' })
 end
 
 --- 512 -> '512', 4210 -> '4.2k', 12345 -> '12k', 1500000 -> '1.5M'.
@@ -113,7 +113,7 @@ local on = {}
 function on.run_started(event, data, run)
   run.task, run.workflow = data.task, data.workflow
   local what = data.workflow and data.workflow ~= vim.NIL and data.workflow or 'orchestrator'
-  M.notify(('agentic: run %s started (%s): %s'):format(run.id, what, data.task or ''))
+  M.notify(('agentic-lsp: run %s started (%s): %s'):format(run.id, what, data.task or ''))
 end
 
 function on.orchestrator_decision(_, data, run)
@@ -158,7 +158,7 @@ local function announce_gate(run, question)
   end
   run.announced = key
   M.notify(
-    ('agentic: run %s waits for your review of stage %s (:AgenticApprove / :AgenticRevise)'):format(run.id, stage),
+    ('agentic-lsp: run %s waits for your review of stage %s (:AgenticApprove / :AgenticRevise)'):format(run.id, stage),
     vim.log.levels.WARN
   )
 end
@@ -177,7 +177,7 @@ function on.review_answered(_, data, run)
   run.pending, run.announced = nil, nil
   if data.by ~= 'person' then
     local feedback = given(data.feedback)
-    M.notify(('agentic: run %s — %s: %s stage %s%s'):format(
+    M.notify(('agentic-lsp: run %s — %s: %s stage %s%s'):format(
       run.id,
       data.by or 'review',
       data.decision == 'revise' and 'revise' or 'approve',
@@ -190,7 +190,7 @@ end
 function on.run_resumed(_, data, run)
   run.status, run.pending, run.announced = 'running', nil, nil
   if data.resumedFrom == 'interrupted' then
-    M.notify(('agentic: run %s resumed'):format(run.id))
+    M.notify(('agentic-lsp: run %s resumed'):format(run.id))
   end
 end
 
@@ -198,14 +198,14 @@ function on.message(_, data, run)
   run.messages = run.messages or {}
   run.messages[data.id or (#run.messages + 1)] = data
   if data.status == 'delivered' then
-    M.notify(('agentic: run %s — message %s reached stage %s'):format(run.id, data.id or '?', data.stage or '?'))
+    M.notify(('agentic-lsp: run %s — message %s reached stage %s'):format(run.id, data.id or '?', data.stage or '?'))
   end
 end
 
 function on.stage_started(_, data, run)
   run.stage = data.stage
   if config.options.notify.stages then
-    M.notify(('agentic: %s — stage %s (attempt %s)'):format(run.id, data.stage, data.attempt or 1))
+    M.notify(('agentic-lsp: %s — stage %s (attempt %s)'):format(run.id, data.stage, data.attempt or 1))
   end
 end
 
@@ -222,7 +222,7 @@ function on.model_call(_, data, run)
   if config.options.notify.model_calls then
     local none = data.counted == 'none' and ' (not counted by the provider)' or ''
     local stage = type(data.stage) == 'string' and data.stage ~= '' and data.stage or run.stage or 'run'
-    M.notify(('agentic: %s — %s · %s%s'):format(run.id, stage, M.usage_text(total), none))
+    M.notify(('agentic-lsp: %s — %s · %s%s'):format(run.id, stage, M.usage_text(total), none))
   end
 end
 
@@ -237,9 +237,9 @@ function on.stage_finished(_, data, run)
   end
   local tokens = ' [' .. M.usage_text(run.usage) .. ' so far]'
   if not data.ok then
-    M.notify(('agentic: stage %s failed: %s%s'):format(data.stage, data.summary or '', tokens), vim.log.levels.WARN)
+    M.notify(('agentic-lsp: stage %s failed: %s%s'):format(data.stage, data.summary or '', tokens), vim.log.levels.WARN)
   elseif config.options.notify.stages then
-    M.notify(('agentic: %s — %s%s'):format(run.id, data.summary or data.stage, tokens))
+    M.notify(('agentic-lsp: %s — %s%s'):format(run.id, data.summary or data.stage, tokens))
   end
 end
 
@@ -247,9 +247,9 @@ function on.changeset_ready(_, data, run)
   local id = data.changesetId
   run.changeset_id, M.last_changeset = id, id
   local count = type(data.files) == 'table' and #data.files or 0
-  M.notify(('agentic: changeset %s ready, %d file(s) — review with :AgenticDiff %s'):format(id, count, id))
+  M.notify(('agentic-lsp: changeset %s ready, %d file(s) — review with :AgenticDiff %s'):format(id, count, id))
   if config.options.open_diff_on_ready then
-    require('agentic.diff').open(id)
+    require('agentic_lsp.diff').open(id)
   end
 end
 
@@ -266,7 +266,7 @@ function on.run_finished(_, data, run)
   elseif data.status == 'cancelled' or data.status == 'interrupted' then
     level = vim.log.levels.WARN
   end
-  local text = ('agentic: run %s %s'):format(run.id, data.status or 'finished')
+  local text = ('agentic-lsp: run %s %s'):format(run.id, data.status or 'finished')
   if run.error then
     text = text .. ': ' .. run.error
   elseif data.summary and data.summary ~= vim.NIL then
@@ -275,12 +275,12 @@ function on.run_finished(_, data, run)
   if data.status == 'interrupted' then
     text = text .. ' (go on with :AgenticResume ' .. run.id .. ')'
   end
-  M.notify(text .. '\n' .. 'agentic: tokens: ' .. M.usage_text(run.usage), level)
+  M.notify(text .. '\n' .. 'agentic-lsp: tokens: ' .. M.usage_text(run.usage), level)
 end
 
 function on.log(_, data)
   local level = vim.log.levels[LOG_LEVELS[tostring(data.level or 'info'):lower()] or 'INFO']
-  M.notify('agentic: ' .. tostring(data.message or ''), level)
+  M.notify('agentic-lsp: ' .. tostring(data.message or ''), level)
 end
 
 function on.index_state(event, data)
@@ -296,7 +296,7 @@ end
 --- Any changeset_* event (and changesets_changed): open diff views of it follow.
 local function changed(data)
   local id = data.changesetId
-  require('agentic.diff').changed(id ~= vim.NIL and id or nil)
+  require('agentic_lsp.diff').changed(id ~= vim.NIL and id or nil)
 end
 
 --- Handler of the `agentic/event` notification.
@@ -313,7 +313,7 @@ function M.on_event(_, event)
   if handler then
     local ok, err = pcall(handler, event, data, run_of(event))
     if not ok then
-      vim.notify('agentic: could not handle ' .. tostring(event.kind) .. ': ' .. err, vim.log.levels.ERROR)
+      vim.notify('agentic-lsp: could not handle ' .. tostring(event.kind) .. ': ' .. err, vim.log.levels.ERROR)
     end
   end
   if type(event.kind) == 'string' and event.kind:match('^changesets?_') then
@@ -353,14 +353,14 @@ function M.statusline()
     if (usage.calls or 0) > 0 then
       tokens = (' · %s+%s tok'):format(M.format_tokens(usage.promptTokens), M.format_tokens(usage.completionTokens))
     end
-    return ('agentic: %s%s%s'):format(running[1].stage or 'running', tokens, waits)
+    return ('agentic-lsp: %s%s%s'):format(running[1].stage or 'running', tokens, waits)
   end
   if waiting[1] then
-    return ('agentic: %s waits for review'):format(waiting[1].stage or 'run')
+    return ('agentic-lsp: %s waits for review'):format(waiting[1].stage or 'run')
   end
   for _, state in pairs(M.index) do
     if state.state and state.state ~= 'ready' then
-      return ('agentic: %s'):format(state.state)
+      return ('agentic-lsp: %s'):format(state.state)
     end
   end
   return ''

@@ -60,7 +60,7 @@ end
 function M.handlers()
   return {
     ['agentic/event'] = function(err, params, ctx)
-      require('agentic.events').on_event(err, params, ctx)
+      require('agentic_lsp.events').on_event(err, params, ctx)
     end,
     ['workspace/applyEdit'] = M.apply_edit,
   }
@@ -74,17 +74,17 @@ function M.commands()
   end
   return {
     ['agentic.acceptChangeset'] = function(command)
-      require('agentic.review').decide('accept', arg(command))
+      require('agentic_lsp.review').decide('accept', arg(command))
     end,
     ['agentic.rejectChangeset'] = function(command)
-      require('agentic.review').decide('reject', arg(command))
+      require('agentic_lsp.review').decide('reject', arg(command))
     end,
     ['agentic.refreshChangeset'] = function(command)
-      require('agentic.review').refresh(arg(command).changesetId)
+      require('agentic_lsp.review').refresh(arg(command).changesetId)
     end,
     ['agentic.showChangeset'] = function(command)
       local a = arg(command)
-      require('agentic.diff').open(a.changesetId, { path = a.path })
+      require('agentic_lsp.diff').open(a.changesetId, { path = a.path })
     end,
   }
 end

@@ -1,8 +1,8 @@
 --- Steering runs (docs/lsp.md, "Steering a run"): list them, answer a review gate (approve or
 --- revise), send a message to the next model call, prune a stage, resume, cancel; and the
 --- :AgenticRuns pickers. Every call reports to vim.notify; `done(err, result)` follows.
-local client = require('agentic.client')
-local events = require('agentic.events')
+local client = require('agentic_lsp.client')
+local events = require('agentic_lsp.events')
 
 local M = {}
 
@@ -10,7 +10,7 @@ local given = events.given
 
 local function report(done, err, result)
   if err then
-    events.notify('agentic: ' .. err, vim.log.levels.ERROR)
+    events.notify('agentic-lsp: ' .. err, vim.log.levels.ERROR)
   end
   if done then
     done(err, result)
@@ -55,7 +55,7 @@ local function resolve(run_id, want, fallback, done, use)
     end
     local why = #runs == 0 and 'no workflow runs yet: start one with :AgenticRun'
       or 'no run is running or waiting for a review'
-    events.notify('agentic: ' .. why, vim.log.levels.WARN)
+    events.notify('agentic-lsp: ' .. why, vim.log.levels.WARN)
     if done then
       done(why)
     end
@@ -64,7 +64,7 @@ end
 
 --- Tell an open status window of `run_id` that the run changed.
 local function changed(run_id)
-  require('agentic.run_view').changed(run_id)
+  require('agentic_lsp.run_view').changed(run_id)
 end
 
 --- Answer the review gate of `run_id` (default: the newest waiting run): `decision` is
@@ -78,9 +78,9 @@ function M.respond(decision, feedback, run_id, done)
       end
       local stage = given(status.stage) or 'under review'
       if decision == 'approve' then
-        events.notify(('agentic: run %s: stage %s approved, the run goes on'):format(id, stage))
+        events.notify(('agentic-lsp: run %s: stage %s approved, the run goes on'):format(id, stage))
       else
-        events.notify(('agentic: run %s: stage %s sent back with your feedback'):format(id, stage))
+        events.notify(('agentic-lsp: run %s: stage %s sent back with your feedback'):format(id, stage))
       end
       changed(id)
       report(done, nil, status)
@@ -109,7 +109,7 @@ function M.message(text, run_id, done)
       if err then
         return report(done, err)
       end
-      events.notify(('agentic: message %s queued for the next model call of run %s'):format(message.id or '', id))
+      events.notify(('agentic-lsp: message %s queued for the next model call of run %s'):format(message.id or '', id))
       changed(id)
       report(done, nil, message)
     end)
@@ -129,7 +129,7 @@ function M.prune(stage, run_id, done)
       end
       local state = type(status.stages) == 'table' and status.stages[stage] or nil
       events.notify(
-        ('agentic: run %s: stage %s %s'):format(id, stage, state == 'PRUNED' and 'pruned' or 'is being pruned')
+        ('agentic-lsp: run %s: stage %s %s'):format(id, stage, state == 'PRUNED' and 'pruned' or 'is being pruned')
       )
       changed(id)
       report(done, nil, status)
@@ -144,7 +144,7 @@ function M.resume(run_id, done)
       if err then
         return report(done, err)
       end
-      events.notify(('agentic: run %s resumed'):format(id))
+      events.notify(('agentic-lsp: run %s resumed'):format(id))
       changed(id)
       report(done, nil, status)
     end)
@@ -158,7 +158,7 @@ function M.cancel(run_id, done)
       if err then
         return report(done, err)
       end
-      events.notify(('agentic: run %s %s'):format(id, result.cancelled and 'cancelled' or 'was not running'))
+      events.notify(('agentic-lsp: run %s %s'):format(id, result.cancelled and 'cancelled' or 'was not running'))
       changed(id)
       report(done, nil, result)
     end)
@@ -182,7 +182,7 @@ local LIVE = { running = true, waiting_input = true, interrupted = true }
 
 --- Stage ids of `run` (a run status) in state READY or RUNNING, in the run's order.
 function M.prunable(run, callback)
-  require('agentic.run_view').order(run, function(order)
+  require('agentic_lsp.run_view').order(run, function(order)
     callback(vim.tbl_filter(function(id)
       local state = run.stages[id]
       return state == 'READY' or state == 'RUNNING'
@@ -201,7 +201,7 @@ function M.pick_prune(run, done)
       format_item = function(id)
         return ('%s  %s'):format(id, run.stages[id])
       end,
-      kind = 'agentic.stage',
+      kind = 'agentic_lsp.stage',
     }, function(stage)
       if stage then
         M.prune(stage, run.runId, done)
@@ -227,7 +227,7 @@ function M.actions(run)
       id = 'status',
       label = 'status: stages and the pending review',
       run = function()
-        require('agentic.run_view').open(id)
+        require('agentic_lsp.run_view').open(id)
       end,
     },
   }
@@ -270,7 +270,7 @@ function M.actions(run)
   local changeset = given(run.changesetId)
   if changeset then
     add('diff', 'review changeset ' .. changeset, function()
-      require('agentic.diff').open(changeset)
+      require('agentic_lsp.diff').open(changeset)
     end)
   end
   return list
@@ -284,7 +284,7 @@ function M.pick_action(run)
     format_item = function(action)
       return action.label
     end,
-    kind = 'agentic.run_action',
+    kind = 'agentic_lsp.run_action',
   }, function(action)
     if action then
       action.run()
@@ -299,10 +299,11 @@ function M.pick(done)
       return report(done, err)
     end
     if #runs == 0 then
-      events.notify('agentic: no workflow runs yet: start one with :AgenticRun')
+      events.notify('agentic-lsp: no workflow runs yet: start one with :AgenticRun')
       return done and done(nil, runs)
     end
-    vim.ui.select(runs, { prompt = 'agentic runs', format_item = M.format_run, kind = 'agentic.run' }, function(run)
+    local picker = { prompt = 'agentic-lsp runs', format_item = M.format_run, kind = 'agentic_lsp.run' }
+    vim.ui.select(runs, picker, function(run)
       if run then
         M.pick_action(run)
       end

@@ -1,4 +1,4 @@
---- :checkhealth agentic — Neovim version, server found and its version, the running client,
+--- :checkhealth agentic_lsp — Neovim version, server found and its version, the running client,
 --- Ollama reachable (and the model pulled), index state of every workspace folder.
 local M = {}
 
@@ -43,7 +43,7 @@ end
 --- .agentic-lsp.toml may not set these unless the user trusts it (`agentic-lsp trust`), so it is
 --- not read here: :checkhealth must never contact a host a repository chose.
 local function setting(section, key, _roots)
-  local options = require('agentic.config').options.init_options or {}
+  local options = require('agentic_lsp.config').options.init_options or {}
   local value = vim.tbl_get(options, section, key)
   if value ~= nil then
     return value, 'setup()'
@@ -124,7 +124,7 @@ function M.http_get(url, path, timeout_ms)
 end
 
 local function check_neovim()
-  vim.health.start('agentic: Neovim')
+  vim.health.start('agentic-lsp: Neovim')
   local v = vim.version()
   local text = ('Neovim %d.%d.%d'):format(v.major, v.minor, v.patch)
   if vim.fn.has('nvim-0.11') == 1 then
@@ -140,13 +140,13 @@ local function check_neovim()
 end
 
 local function check_server(clients)
-  vim.health.start('agentic: server')
-  local cmd = require('agentic.config').options.cmd
+  vim.health.start('agentic-lsp: server')
+  local cmd = require('agentic_lsp.config').options.cmd
   local exe = vim.fn.exepath(cmd[1])
   if exe == '' then
     vim.health.error(('server not found: `%s` is not an executable'):format(cmd[1]), {
       'install it: pip install agentic-lsp (or make install in a checkout)',
-      "or point the plugin at it: require('agentic').setup({ cmd = { '/path/to/agentic-lsp', 'serve' } })",
+      "or point the plugin at it: require('agentic_lsp').setup({ cmd = { '/path/to/agentic-lsp', 'serve' } })",
     })
     return
   end
@@ -180,7 +180,7 @@ local function check_server(clients)
 end
 
 local function check_ollama(roots)
-  vim.health.start('agentic: LLM')
+  vim.health.start('agentic-lsp: LLM')
   local provider, from = setting('llm', 'provider', roots)
   provider = provider or 'ollama'
   if provider ~= 'ollama' then
@@ -224,12 +224,12 @@ local function check_ollama(roots)
 end
 
 local function check_index(clients)
-  vim.health.start('agentic: index')
+  vim.health.start('agentic-lsp: index')
   if #clients == 0 then
     vim.health.info('no running server to ask')
     return
   end
-  local client = require('agentic.client')
+  local client = require('agentic_lsp.client')
   for _, c in ipairs(clients) do
     local result, err = client.execute_sync('indexStatus', {}, 5000, c)
     if not result then
@@ -260,7 +260,7 @@ local function check_index(clients)
 end
 
 function M.check()
-  local clients = require('agentic.client').all()
+  local clients = require('agentic_lsp.client').all()
   local roots = {}
   for _, c in ipairs(clients) do
     for _, folder in ipairs(c.workspace_folders or {}) do
@@ -268,7 +268,7 @@ function M.check()
     end
   end
   if #roots == 0 then
-    table.insert(roots, require('agentic.config').find_root(vim.fn.getcwd()))
+    table.insert(roots, require('agentic_lsp.config').find_root(vim.fn.getcwd()))
   end
   check_neovim()
   check_server(clients)

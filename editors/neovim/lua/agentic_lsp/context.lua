@@ -72,14 +72,14 @@ function M.diagnostics(bufnr, first, last)
   return found
 end
 
----@class agentic.ContextOpts
+---@class agentic_lsp.ContextOpts
 ---@field bufnr? integer default: the current buffer
 ---@field range? integer[] {line1, line2}: 1-based lines of a command range; nil: the cursor
 ---@field encoding? string the client's offset encoding (default 'utf-16')
 
 --- The `context` argument of agentic.runWorkflow for a buffer and a range or the cursor, and
 --- the vim.diagnostic entries it carries. nil and why when the buffer is not a file.
----@param opts? agentic.ContextOpts
+---@param opts? agentic_lsp.ContextOpts
 ---@return table? context, table[]? diagnostics, string? err
 function M.build(opts)
   opts = opts or {}

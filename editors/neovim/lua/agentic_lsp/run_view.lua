@@ -1,14 +1,14 @@
 --- A run's status in a floating window: what it is doing, its stages as a text graph (one line
 --- per stage with its node state, arrows between them), the pending review question with its
 --- diff, and the messages sent to it. It follows the run's events while it is open.
-local client = require('agentic.client')
-local events = require('agentic.events')
+local client = require('agentic_lsp.client')
+local events = require('agentic_lsp.events')
 
 local M = {}
 
 local given = events.given
 
-local ns = vim.api.nvim_create_namespace('agentic_run')
+local ns = vim.api.nvim_create_namespace('agentic_lsp_run')
 
 M.ICONS = {
   READY = '○',
@@ -213,7 +213,7 @@ end
 function M.close()
   local view = M.view
   M.view = nil
-  pcall(vim.api.nvim_del_augroup_by_name, 'agentic.run_view')
+  pcall(vim.api.nvim_del_augroup_by_name, 'agentic_lsp.run_view')
   if view and vim.api.nvim_win_is_valid(view.win) then
     vim.api.nvim_win_close(view.win, true)
   end
@@ -221,10 +221,10 @@ end
 
 local function keymaps(buf, run_id)
   local runs = function()
-    return require('agentic.runs')
+    return require('agentic_lsp.runs')
   end
   local function map(lhs, fn, desc)
-    vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, desc = 'agentic: ' .. desc })
+    vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, desc = 'agentic-lsp: ' .. desc })
   end
   map('q', M.close, 'close')
   map('<Esc>', M.close, 'close')
@@ -251,7 +251,7 @@ local function keymaps(buf, run_id)
   map('p', function()
     client.execute('runStatus', { runId = run_id }, function(err, status)
       if err then
-        return events.notify('agentic: ' .. err, vim.log.levels.ERROR)
+        return events.notify('agentic-lsp: ' .. err, vim.log.levels.ERROR)
       end
       runs().pick_prune(status)
     end)
@@ -264,7 +264,7 @@ local function show(status, lines, hls)
     M.close()
     local buf = vim.api.nvim_create_buf(false, true)
     vim.bo[buf].bufhidden = 'wipe'
-    vim.bo[buf].filetype = 'agentic_run'
+    vim.bo[buf].filetype = 'agentic_lsp_run'
     keymaps(buf, status.runId)
     view = { buf = buf, run_id = status.runId }
   end
@@ -309,7 +309,7 @@ end
 
 --- Refresh the window (once per burst) when an event of its run arrives; forget it on close.
 function M.follow(view)
-  local group = vim.api.nvim_create_augroup('agentic.run_view', { clear = true })
+  local group = vim.api.nvim_create_augroup('agentic_lsp.run_view', { clear = true })
   vim.api.nvim_create_autocmd('User', {
     group = group,
     pattern = 'AgenticEvent',
@@ -351,7 +351,7 @@ function M.open(run_id, opts, done)
   opts = opts or {}
   client.execute('runStatus', { runId = run_id }, function(err, status)
     if err then
-      events.notify('agentic: ' .. err, vim.log.levels.ERROR)
+      events.notify('agentic-lsp: ' .. err, vim.log.levels.ERROR)
       return done and done(err)
     end
     M.order(status, function(order)

@@ -1,17 +1,17 @@
---- The :Agentic* user commands (defined by plugin/agentic.lua, documented in :help agentic-commands).
+--- The :Agentic* user commands (defined by plugin/agentic_lsp.lua, documented in :help agentic_lsp-commands).
 local M = {}
 
 local SCOPES = { hunk = 'hunk', file = 'file', all = 'all', changeset = 'all' }
 
 local function agentic()
-  return require('agentic')
+  return require('agentic_lsp')
 end
 
 local workflow_cache = {}
 
 --- Workflow names of the current client (`fresh`: ask again instead of the cached list).
 function M.workflows(fresh)
-  local client = require('agentic.client')
+  local client = require('agentic_lsp.client')
   local c = client.get()
   if not c then
     return {}
@@ -74,7 +74,7 @@ function M.parse_decision(fargs)
 end
 
 local function changeset_ids()
-  local client = require('agentic.client')
+  local client = require('agentic_lsp.client')
   local result = client.execute_sync('listChangesets', {}, nil)
   local ids = {}
   for _, cs in ipairs(result and result.changesets or {}) do
@@ -100,7 +100,7 @@ local function complete_decision(lead, line)
 end
 
 local function run_ids(statuses)
-  local client = require('agentic.client')
+  local client = require('agentic_lsp.client')
   local c = client.get()
   local result = client.execute_sync('listRuns', { root = c and client.folder_of(c) or nil }, nil, c)
   local ids = {}
@@ -125,7 +125,7 @@ local function complete_prune(lead, line)
     return matching(run_ids({ running = true, waiting_input = true }), lead)
   end
   local stages = {}
-  for _, run in pairs(require('agentic.events').runs) do
+  for _, run in pairs(require('agentic_lsp.events').runs) do
     for id, state in pairs(run.nodes or {}) do
       if (state == 'READY' or state == 'RUNNING') and not vim.tbl_contains(stages, id) then
         table.insert(stages, id)
@@ -161,7 +161,7 @@ M.specs = {
       nargs = '+',
       range = true,
       complete = complete_run,
-      desc = 'agentic: run a workflow: [workflow] {task} (a range: the selection as context)',
+      desc = 'agentic-lsp: run a workflow: [workflow] {task} (a range: the selection as context)',
     },
   },
   AgenticFix = {
@@ -173,7 +173,7 @@ M.specs = {
       nargs = '*',
       range = true,
       complete = complete_run,
-      desc = 'agentic: fix the selection or the code at the cursor (with its diagnostics)',
+      desc = 'agentic-lsp: fix the selection or the code at the cursor (with its diagnostics)',
     },
   },
   AgenticExplain = {
@@ -185,14 +185,14 @@ M.specs = {
       nargs = '*',
       range = true,
       complete = complete_run,
-      desc = 'agentic: explain the selection or the code at the cursor',
+      desc = 'agentic-lsp: explain the selection or the code at the cursor',
     },
   },
   AgenticRuns = {
     function()
       agentic().runs()
     end,
-    { nargs = 0, desc = 'agentic: pick a run, then: status, approve, revise, message, prune, resume, cancel' },
+    { nargs = 0, desc = 'agentic-lsp: pick a run, then: status, approve, revise, message, prune, resume, cancel' },
   },
   AgenticApprove = {
     function(args)
@@ -201,26 +201,26 @@ M.specs = {
     {
       nargs = '?',
       complete = complete_runs({ waiting_input = true }),
-      desc = 'agentic: approve the stage a run waits at [runId]',
+      desc = 'agentic-lsp: approve the stage a run waits at [runId]',
     },
   },
   AgenticRevise = {
     function(args)
       agentic().revise(args.args)
     end,
-    { nargs = '+', desc = 'agentic: send the stage under review back with {feedback}' },
+    { nargs = '+', desc = 'agentic-lsp: send the stage under review back with {feedback}' },
   },
   AgenticMessage = {
     function(args)
       agentic().message(args.args)
     end,
-    { nargs = '+', desc = "agentic: queue {text} for the run's next model call" },
+    { nargs = '+', desc = "agentic-lsp: queue {text} for the run's next model call" },
   },
   AgenticPrune = {
     function(args)
       agentic().prune(args.fargs[1], args.fargs[2])
     end,
-    { nargs = '+', complete = complete_prune, desc = 'agentic: prune {stage} [runId] (ready or running)' },
+    { nargs = '+', complete = complete_prune, desc = 'agentic-lsp: prune {stage} [runId] (ready or running)' },
   },
   AgenticResume = {
     function(args)
@@ -229,56 +229,56 @@ M.specs = {
     {
       nargs = '?',
       complete = complete_runs({ interrupted = true }),
-      desc = 'agentic: resume an interrupted run [runId]',
+      desc = 'agentic-lsp: resume an interrupted run [runId]',
     },
   },
   AgenticSearch = {
     function(args)
       agentic().search(args.args)
     end,
-    { nargs = '+', desc = 'agentic: search the index (picker or quickfix)' },
+    { nargs = '+', desc = 'agentic-lsp: search the index (picker or quickfix)' },
   },
   AgenticChanges = {
     function(args)
       agentic().changes(args.bang)
     end,
-    { nargs = 0, bang = true, desc = 'agentic: list pending changesets (! for all)' },
+    { nargs = 0, bang = true, desc = 'agentic-lsp: list pending changesets (! for all)' },
   },
   AgenticDiff = {
     function(args)
       agentic().diff(args.fargs[1])
     end,
-    { nargs = '?', complete = complete_ids, desc = 'agentic: review a changeset side by side' },
+    { nargs = '?', complete = complete_ids, desc = 'agentic-lsp: review a changeset side by side' },
   },
   AgenticAccept = {
     function(args)
       agentic().accept(M.parse_decision(args.fargs))
     end,
-    { nargs = '*', complete = complete_decision, desc = 'agentic: accept [hunk|file|all] [id]' },
+    { nargs = '*', complete = complete_decision, desc = 'agentic-lsp: accept [hunk|file|all] [id]' },
   },
   AgenticReject = {
     function(args)
       agentic().reject(M.parse_decision(args.fargs))
     end,
-    { nargs = '*', complete = complete_decision, desc = 'agentic: reject [hunk|file|all] [id]' },
+    { nargs = '*', complete = complete_decision, desc = 'agentic-lsp: reject [hunk|file|all] [id]' },
   },
   AgenticRefine = {
     function(args)
       agentic().refine(args.args)
     end,
-    { nargs = '+', desc = 'agentic: turn the changeset down with feedback and run again' },
+    { nargs = '+', desc = 'agentic-lsp: turn the changeset down with feedback and run again' },
   },
   AgenticRefresh = {
     function(args)
       agentic().refresh(args.fargs[1])
     end,
-    { nargs = '?', complete = complete_ids, desc = 'agentic: rebase a stale changeset on the current text' },
+    { nargs = '?', complete = complete_ids, desc = 'agentic-lsp: rebase a stale changeset on the current text' },
   },
   AgenticRollback = {
     function(args)
       agentic().rollback(args.fargs[1])
     end,
-    { nargs = '?', complete = complete_ids, desc = 'agentic: undo the last accept (or of changeset id)' },
+    { nargs = '?', complete = complete_ids, desc = 'agentic-lsp: undo the last accept (or of changeset id)' },
   },
   AgenticCancel = {
     function(args)
@@ -287,14 +287,14 @@ M.specs = {
     {
       nargs = '?',
       complete = complete_runs({ running = true, waiting_input = true, interrupted = true }),
-      desc = 'agentic: cancel a running, waiting or interrupted run [runId]',
+      desc = 'agentic-lsp: cancel a running, waiting or interrupted run [runId]',
     },
   },
   AgenticStatus = {
     function()
       agentic().status()
     end,
-    { nargs = 0, desc = 'agentic: server, index, runs and pending changesets' },
+    { nargs = 0, desc = 'agentic-lsp: server, index, runs and pending changesets' },
   },
 }
 

@@ -1,14 +1,14 @@
 --- agentic-lsp for Neovim: client setup (vim.lsp.config, nvim-lspconfig or vim.lsp.start) and
---- the Lua API behind the :Agentic* commands. See :help agentic.
-local client = require('agentic.client')
-local config = require('agentic.config')
-local events = require('agentic.events')
+--- the Lua API behind the :Agentic* commands. See :help agentic_lsp.
+local client = require('agentic_lsp.client')
+local config = require('agentic_lsp.config')
+local events = require('agentic_lsp.events')
 
 local M = {}
 
 -- Lazy access to the bigger modules (they load on first use).
 local function review()
-  return require('agentic.review')
+  return require('agentic_lsp.review')
 end
 
 local function lspconfig_available()
@@ -50,7 +50,7 @@ function M.attach(bufnr)
 end
 
 local function start_with_autocmd()
-  local group = vim.api.nvim_create_augroup('agentic.lsp.start', { clear = true })
+  local group = vim.api.nvim_create_augroup('agentic_lsp.start', { clear = true })
   vim.api.nvim_create_autocmd('FileType', {
     group = group,
     callback = function(args)
@@ -80,7 +80,7 @@ function M.lsp_mode()
 end
 
 local function watch_progress()
-  local group = vim.api.nvim_create_augroup('agentic.progress', { clear = true })
+  local group = vim.api.nvim_create_augroup('agentic_lsp.progress', { clear = true })
   vim.api.nvim_create_autocmd('LspProgress', {
     group = group,
     callback = function(args)
@@ -103,7 +103,7 @@ local function watch_progress()
   })
 end
 
---- Configure the plugin and start the client the chosen way (see :help agentic-setup).
+--- Configure the plugin and start the client the chosen way (see :help agentic_lsp-setup).
 ---@param opts? table
 function M.setup(opts)
   config.set(opts)
@@ -123,13 +123,13 @@ end
 -- -- API ------------------------------------------------------------------------------------------
 
 --- Start a workflow run on `task` (`workflow` nil: the orchestrator picks), optionally with
---- editor `context` (see require('agentic.context').build). `done(err, runId)`.
+--- editor `context` (see require('agentic_lsp.context').build). `done(err, runId)`.
 function M.run(task, workflow, done, context)
   local c = client.get()
   local arg = { task = task, workflow = workflow, root = c and client.folder_of(c) or nil, context = context }
   client.execute('runWorkflow', arg, function(err, result)
     if err then
-      events.notify('agentic: ' .. err, vim.log.levels.ERROR)
+      events.notify('agentic-lsp: ' .. err, vim.log.levels.ERROR)
     end
     if done then
       done(err, result and result.runId)
@@ -146,13 +146,13 @@ function M.context(opts)
   opts = opts or {}
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
   local c = client.get(bufnr)
-  local ctx, diagnostics, err = require('agentic.context').build({
+  local ctx, diagnostics, err = require('agentic_lsp.context').build({
     bufnr = bufnr,
     range = opts.range,
     encoding = c and c.offset_encoding or nil,
   })
   if not ctx then
-    events.notify('agentic: ' .. err, vim.log.levels.ERROR)
+    events.notify('agentic-lsp: ' .. err, vim.log.levels.ERROR)
     return nil, err
   end
   return ctx, diagnostics
@@ -171,7 +171,7 @@ function M.run_here(kind, opts, done)
     return done and done(diagnostics)
   end
   local task = opts.task and vim.trim(opts.task) ~= '' and opts.task
-    or require('agentic.context').task(kind, opts.range ~= nil, diagnostics)
+    or require('agentic_lsp.context').task(kind, opts.range ~= nil, diagnostics)
   M.run(task, opts.workflow, done, ctx)
 end
 
@@ -184,7 +184,7 @@ function M.explain(opts, done)
 end
 
 local function runs()
-  return require('agentic.runs')
+  return require('agentic_lsp.runs')
 end
 
 --- Cancel run `run_id` (default: the newest running, waiting or interrupted run).
@@ -199,7 +199,7 @@ end
 
 --- The status window of run `run_id` (text graph of its stages, the pending review).
 function M.run_status(run_id, done)
-  require('agentic.run_view').open(run_id, nil, done)
+  require('agentic_lsp.run_view').open(run_id, nil, done)
 end
 
 --- Approve the stage run `run_id` waits at (default: the newest waiting run).
@@ -228,7 +228,7 @@ function M.resume(run_id, done)
 end
 
 function M.search(query, opts)
-  require('agentic.search').search(query, opts)
+  require('agentic_lsp.search').search(query, opts)
 end
 
 function M.changes(all)
@@ -238,14 +238,14 @@ end
 --- Open the review tab of `id`; without one, of the only pending changeset, or pick one.
 function M.diff(id, opts)
   if id then
-    return require('agentic.diff').open(id, opts)
+    return require('agentic_lsp.diff').open(id, opts)
   end
   review().list(false, function(err, found)
     if err then
-      return events.notify('agentic: ' .. err, vim.log.levels.ERROR)
+      return events.notify('agentic-lsp: ' .. err, vim.log.levels.ERROR)
     end
     if #found == 1 then
-      require('agentic.diff').open(found[1].id, opts)
+      require('agentic_lsp.diff').open(found[1].id, opts)
     else
       review().changes(false)
     end
@@ -277,7 +277,7 @@ end
 function M.status(done)
   local c = client.get()
   if not c then
-    vim.notify(client.NOT_RUNNING, vim.log.levels.WARN, { title = 'agentic' })
+    vim.notify(client.NOT_RUNNING, vim.log.levels.WARN, { title = 'agentic-lsp' })
     return done and done(nil)
   end
   local info = c.server_info or {}
@@ -325,7 +325,7 @@ function M.status(done)
           table.insert(lines, '  ' .. review().format_changeset(cs))
         end
       end
-      vim.notify(table.concat(lines, '\n'), vim.log.levels.INFO, { title = 'agentic' })
+      vim.notify(table.concat(lines, '\n'), vim.log.levels.INFO, { title = 'agentic-lsp' })
       if done then
         done(lines)
       end

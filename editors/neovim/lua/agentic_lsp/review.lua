@@ -6,17 +6,17 @@
 --- buffers the accept touched are settled: a buffer equal to what the server wrote is marked
 --- saved, one the server wrote but Neovim did not change is reloaded, and (save_after_accept)
 --- one changed only in Neovim that had no unsaved work before is written.
-local client = require('agentic.client')
-local config = require('agentic.config')
-local diff = require('agentic.diff')
-local events = require('agentic.events')
+local client = require('agentic_lsp.client')
+local config = require('agentic_lsp.config')
+local diff = require('agentic_lsp.diff')
+local events = require('agentic_lsp.events')
 
 local M = {}
 
 local LIVE = { pending = true, partially_accepted = true }
 
 local function fail(message)
-  events.notify('agentic: ' .. message, vim.log.levels.ERROR)
+  events.notify('agentic-lsp: ' .. message, vim.log.levels.ERROR)
 end
 
 --- agentic hint diagnostics of `bufnr` (from the server's pending-hunk diagnostics).
@@ -183,13 +183,13 @@ function M.decide(action, arg, done)
       end
       settle(changeset.root, changeset_paths(changeset), written, before)
       local commit = type(result.commitId) == 'string' and (' (commit %s)'):format(result.commitId:sub(1, 8)) or ''
-      events.notify(('agentic: accepted %s%s'):format(what, commit))
+      events.notify(('agentic-lsp: accepted %s%s'):format(what, commit))
       local editor_only = result.editorOnly or {}
       if #editor_only > 0 then
-        events.notify('agentic: unsaved in the editor: ' .. table.concat(editor_only, ', '), vim.log.levels.WARN)
+        events.notify('agentic-lsp: unsaved in the editor: ' .. table.concat(editor_only, ', '), vim.log.levels.WARN)
       end
     else
-      events.notify(('agentic: rejected %s'):format(what))
+      events.notify(('agentic-lsp: rejected %s'):format(what))
     end
     diff.changed(arg.changesetId)
     vim.api.nvim_exec_autocmds('User', {
@@ -239,7 +239,7 @@ function M.refine(feedback, id, done)
       fail(err)
       return done and done(err)
     end
-    events.notify(('agentic: refining %s in run %s'):format(id, result.runId))
+    events.notify(('agentic-lsp: refining %s in run %s'):format(id, result.runId))
     if done then
       done(nil, result)
     end
@@ -258,9 +258,9 @@ function M.refresh(id, done)
       table.insert(conflicts, c.path .. ': ' .. c.reason)
     end
     if #conflicts > 0 then
-      events.notify('agentic: could not refresh ' .. table.concat(conflicts, '; '), vim.log.levels.WARN)
+      events.notify('agentic-lsp: could not refresh ' .. table.concat(conflicts, '; '), vim.log.levels.WARN)
     else
-      events.notify(('agentic: changeset %s refreshed'):format(id))
+      events.notify(('agentic-lsp: changeset %s refreshed'):format(id))
     end
     diff.changed(id)
     if done then
@@ -285,9 +285,8 @@ function M.rollback(id, done)
       if root then
         settle(root, result.files or {}, written, before)
       end
-      events.notify(
-        ('agentic: rolled back changeset %s (%s)'):format(result.changesetId, table.concat(result.files or {}, ', '))
-      )
+      local files = table.concat(result.files or {}, ', ')
+      events.notify(('agentic-lsp: rolled back changeset %s (%s)'):format(result.changesetId, files))
       diff.changed(result.changesetId)
       if done then
         done(nil, result)
@@ -341,12 +340,12 @@ function M.changes(all)
       return fail(err)
     end
     if #found == 0 then
-      events.notify(all and 'agentic: no changesets' or 'agentic: no pending changesets')
+      events.notify(all and 'agentic-lsp: no changesets' or 'agentic-lsp: no pending changesets')
       return
     end
     vim.ui.select(
       found,
-      { prompt = 'agentic changesets', format_item = M.format_changeset, kind = 'agentic.changeset' },
+      { prompt = 'agentic-lsp changesets', format_item = M.format_changeset, kind = 'agentic_lsp.changeset' },
       function(choice)
         if choice then
           diff.open(choice.id)

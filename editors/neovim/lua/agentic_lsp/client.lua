@@ -1,7 +1,7 @@
 --- The running agentic-lsp client and its `workspace/executeCommand` API (see docs/lsp.md).
 ---
 --- Works on Neovim 0.10 (dot-call client methods) and 0.11+ (colon calls).
-local config = require('agentic.config')
+local config = require('agentic_lsp.config')
 
 local M = {}
 
@@ -93,7 +93,7 @@ function M.describe(err)
 end
 
 M.NOT_RUNNING = 'agentic-lsp is not running for this buffer: open a file of your project, '
-  .. 'or see :checkhealth agentic'
+  .. 'or see :checkhealth agentic_lsp'
 
 --- The command's argument: an empty table must go out as `{}`, not `[]`.
 local function command_params(name, arg)

@@ -3,14 +3,14 @@
 --- Nothing is applied here: the buffers are read-only scratch copies of the changeset's texts.
 --- Each hunk carries its status (pending / accepted / rejected) at its first changed line; the
 --- hunk, file or changeset under the cursor is what :AgenticAccept / :AgenticReject decide on.
-local client = require('agentic.client')
-local config = require('agentic.config')
+local client = require('agentic_lsp.client')
+local config = require('agentic_lsp.config')
 
 local M = {}
 
-local ns = vim.api.nvim_create_namespace('agentic_diff')
+local ns = vim.api.nvim_create_namespace('agentic_lsp_diff')
 
----@class agentic.DiffView
+---@class agentic_lsp.DiffView
 ---@field id string changeset id
 ---@field changeset table showChangeset result
 ---@field index integer file shown (1-based)
@@ -18,7 +18,7 @@ local ns = vim.api.nvim_create_namespace('agentic_diff')
 ---@field wins integer[] { original, proposed }
 ---@field bufs integer[]
 
----@type table<integer, agentic.DiffView> tabpage -> view
+---@type table<integer, agentic_lsp.DiffView> tabpage -> view
 M.views = {}
 
 local HL = { pending = 'AgenticHunkPending', accepted = 'AgenticHunkAccepted', rejected = 'AgenticHunkRejected' }
@@ -97,7 +97,7 @@ local function forget_closed()
 end
 
 --- The view of the current tab, if it is a review tab.
----@return agentic.DiffView?
+---@return agentic_lsp.DiffView?
 function M.current()
   forget_closed()
   return M.views[vim.api.nvim_get_current_tabpage()]
@@ -125,7 +125,7 @@ end
 local CONTROLS = vim.regex(
   '[\\u202a-\\u202e\\u2066-\\u2069\\u200b-\\u200f\\u2060\\ufeff]'
 )
-local controls_ns = vim.api.nvim_create_namespace('agentic_controls')
+local controls_ns = vim.api.nvim_create_namespace('agentic_lsp_controls')
 
 --- Mark every invisible or bidirectional control character in `buf` with a visible
 --- `<U+XXXX>` label and an error highlight; returns how many were marked.
@@ -175,7 +175,7 @@ end
 local function set_keymaps(view, buf)
   local keys = config.options.diff.keymaps or {}
   local review = function()
-    return require('agentic.review')
+    return require('agentic_lsp.review')
   end
   local actions = {
     accept_hunk = function()
@@ -206,7 +206,7 @@ local function set_keymaps(view, buf)
         'n',
         keys[action],
         fn,
-        { buffer = buf, nowait = true, desc = 'agentic: ' .. action:gsub('_', ' ') }
+        { buffer = buf, nowait = true, desc = 'agentic-lsp: ' .. action:gsub('_', ' ') }
       )
     end
   end
@@ -235,7 +235,7 @@ local function render(view)
       vim.cmd('diffupdate')
     end)
   else
-    local base = ('agentic://%s/%d/'):format(view.id, view.index)
+    local base = ('agentic-lsp://%s/%d/'):format(view.id, view.index)
     local old_bufs = view.bufs or {}
     view.bufs = {
       scratch(base .. 'original/' .. file.path, left_lines, file.path),
@@ -281,7 +281,7 @@ local function render(view)
     M.mark_controls(buf)
   end
   for _, buf in ipairs(view.bufs) do
-    vim.b[buf].agentic_changeset = cs.id
+    vim.b[buf].agentic_lsp_changeset = cs.id
     set_keymaps(view, buf)
   end
 end
@@ -307,7 +307,8 @@ end
 
 local function show(changeset, path)
   if not changeset.files or #changeset.files == 0 then
-    require('agentic.events').notify('agentic: changeset ' .. changeset.id .. ' has no files', vim.log.levels.WARN)
+    local message = 'agentic-lsp: changeset ' .. changeset.id .. ' has no files'
+    require('agentic_lsp.events').notify(message, vim.log.levels.WARN)
     return
   end
   local view = find_view(changeset.id)
@@ -339,12 +340,12 @@ end
 --- Open (or switch to) the review tab of changeset `id`; `opts.path` picks the file shown first;
 --- `opts.on_open(view)` runs once it is shown.
 ---@param id string
----@param opts? {path?: string, on_open?: fun(view: agentic.DiffView)}
+---@param opts? {path?: string, on_open?: fun(view: agentic_lsp.DiffView)}
 function M.open(id, opts)
   opts = opts or {}
   client.execute('showChangeset', { changesetId = id }, function(err, changeset)
     if err then
-      require('agentic.events').notify('agentic: ' .. err, vim.log.levels.ERROR)
+      require('agentic_lsp.events').notify('agentic-lsp: ' .. err, vim.log.levels.ERROR)
       return
     end
     local view = show(changeset, opts.path)

@@ -1,7 +1,7 @@
 --- :AgenticSearch — the index's hybrid search, shown in a picker or the quickfix list.
-local client = require('agentic.client')
-local config = require('agentic.config')
-local events = require('agentic.events')
+local client = require('agentic_lsp.client')
+local config = require('agentic_lsp.config')
+local events = require('agentic_lsp.events')
 
 local M = {}
 
@@ -104,7 +104,7 @@ function M.search(query, opts)
   arg.root = c and client.folder_of(c) or nil
   client.execute('search', arg, function(err, result)
     if err then
-      events.notify('agentic: ' .. err, vim.log.levels.ERROR)
+      events.notify('agentic-lsp: ' .. err, vim.log.levels.ERROR)
       return
     end
     local items = M.items(result)
@@ -112,15 +112,15 @@ function M.search(query, opts)
       return opts.on_results(items, result)
     end
     if #items == 0 then
-      events.notify(('agentic: nothing found for "%s"'):format(query), vim.log.levels.WARN)
+      events.notify(('agentic-lsp: nothing found for "%s"'):format(query), vim.log.levels.WARN)
       return
     end
-    local title = 'agentic search: ' .. query
+    local title = 'agentic-lsp search: ' .. query
     local name = M.picker_name()
     local ok, failure = pcall(pickers[name] or pickers.quickfix, items, title)
     if not ok then
       events.notify(
-        ('agentic: %s picker failed (%s); results are in the quickfix list'):format(name, failure),
+        ('agentic-lsp: %s picker failed (%s); results are in the quickfix list'):format(name, failure),
         vim.log.levels.WARN
       )
       pickers.quickfix(items, title)
