@@ -111,3 +111,22 @@ test('untrusted workspaces are supported in a limited way, with the risky settin
   }
   assert.match(source('client.ts'), /workspaceTrusted: vscode\.workspace\.isTrusted/);
 });
+
+test('the package carries what a marketplace (or Open VSX) listing needs', () => {
+  const icon = path.join(ROOT, manifest.icon);
+  assert.ok(icon.endsWith('.png') && fs.existsSync(icon), 'a PNG icon (the marketplace refuses SVG icons)');
+  const png = fs.readFileSync(icon);
+  assert.equal(png.readUInt32BE(16), 128, 'icon width');
+  assert.equal(png.readUInt32BE(20), 128, 'icon height');
+  assert.match(manifest.repository.url, /^https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/);
+  assert.equal(manifest.license, 'Apache-2.0');
+  assert.match(fs.readFileSync(path.join(ROOT, 'LICENSE'), 'utf8'), /Apache License\s+Version 2\.0/);
+  assert.ok(manifest.categories.length > 0 && manifest.keywords.length > 0 && manifest.publisher);
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((m) => m[1]);
+  assert.ok(images.length >= 3, 'screenshots in the README');
+  for (const image of images) {
+    assert.ok(!image.endsWith('.svg'), `${image}: the marketplace refuses SVG images in a README`);
+    assert.ok(fs.existsSync(path.join(ROOT, image)), `${image} is in the repository`);
+  }
+});
