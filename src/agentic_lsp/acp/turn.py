@@ -173,6 +173,9 @@ class PromptTurn:
         lines = [f"Run {report.run_id} ({report.workflow or '?'}) {report.status}."]
         if report.answer:
             lines.append(report.answer)
+        for outcome in report.outcomes:
+            if not outcome.ok:
+                lines.append(f"Stage {outcome.stage} failed: {short(outcome.summary, 600)}")
         if report.error:
             lines.append(f"Error: {short(report.error, 1000)}")
         if not report.changeset_id and report.status == "succeeded":
