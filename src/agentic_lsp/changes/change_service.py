@@ -168,15 +168,19 @@ class ChangeService:
             changeset = self.get(changeset_id)
             return self.applier.plan(changeset, select(changeset, paths, hunks), buffers or {})
 
-    def finish_accept(self, plan: AcceptPlan, *, write_disk: bool) -> AcceptOutcome:
-        """Record an accept the editor has applied; with ``write_disk`` also write and commit.
+    def finish_accept(
+        self, plan: AcceptPlan, *, write_disk: bool, commit: bool | None = None
+    ) -> AcceptOutcome:
+        """Record an accept the editor has applied; with ``write_disk`` also write and commit
+        (``commit=False``: write without committing).
 
         Files already saved with the accepted content are committed as they are; files whose
         disk content is neither the base nor the result (or whose base was an unsaved buffer)
         stay editor-only and are named in the notes.
         """
+        commit = write_disk if commit is None else commit and write_disk
         with self._lock:
-            return self._accept(plan, editor_applied=True, write=write_disk, commit=write_disk)
+            return self._accept(plan, editor_applied=True, write=write_disk, commit=commit)
 
     def accept_on_disk(
         self,

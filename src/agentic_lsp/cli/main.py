@@ -1,5 +1,5 @@
-"""Command-line entry point: ``agentic-lsp serve | mcp | index | search | run | doctor | trust |
-models | demo``.
+"""Command-line entry point: ``agentic-lsp serve | mcp | acp | index | search | run | doctor |
+trust | models | demo``.
 
 Heavy modules (torch, qdrant, langgraph) are imported inside the command that needs them, so
 ``--help`` and ``doctor`` start fast. Every :class:`AgenticError` ends as a message plus the fix on
@@ -83,6 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.set_defaults(handler=_cmd_mcp)
 
+    acp = sub.add_parser(
+        "acp", help="run as an Agent Client Protocol agent over stdio (Zed, JetBrains, …)"
+    )
+    acp.add_argument(
+        "--no-mcp-endpoint",
+        action="store_true",
+        help="do not also serve each session's workspace over MCP on localhost",
+    )
+    acp.set_defaults(handler=_cmd_acp)
+
     index = sub.add_parser("index", help="index a workspace and print a summary")
     index.add_argument("path", type=Path, nargs="?", default=Path.cwd(), help="workspace root")
     index.add_argument("--no-embed", action="store_true", help="lexical + symbols only")
@@ -156,6 +166,12 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     return mcp_stdio(args)
 
 
+def _cmd_acp(args: argparse.Namespace) -> int:
+    from agentic_lsp.cli.subcommands import acp_stdio
+
+    return acp_stdio(args)
+
+
 def _cmd_index(args: argparse.Namespace) -> int:
     from agentic_lsp.cli.subcommands import index
 
@@ -202,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # Servers log their life at INFO; one-shot commands keep the terminal for their output.
-    quiet_default = "INFO" if args.command in ("serve", "mcp") else "WARNING"
+    quiet_default = "INFO" if args.command in ("serve", "mcp", "acp") else "WARNING"
     configure_logging(args.log_level or quiet_default, args.log_file)
     handler: Handler = args.handler
     try:

@@ -211,6 +211,17 @@ def mcp_stdio(args: argparse.Namespace) -> int:
     return run_mcp(options)
 
 
+def acp_stdio(args: argparse.Namespace) -> int:
+    """``agentic-lsp acp``: an ACP agent over stdio; each session's workspace (its ``cwd``) is
+    also served over MCP on localhost unless ``--no-mcp-endpoint``, so ``agentic-lsp mcp``
+    launches bridge to this process."""
+    from agentic_lsp.acp.launch import AcpOptions, run_acp
+    from agentic_lsp.mcp.host import McpHost
+
+    publisher = None if args.no_mcp_endpoint else McpHost()
+    return run_acp(AcpOptions(publisher=publisher))
+
+
 def run(args: argparse.Namespace) -> int:
     """``agentic-lsp run``: a workflow on a task, live progress on stderr, the diff on stdout."""
     from agentic_lsp.cli.run import run_command
