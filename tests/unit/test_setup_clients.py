@@ -214,9 +214,11 @@ def test_claude_desktop_file_per_platform_pins_the_project(
 def test_claude_desktop_refuses_the_home_folder(
     env: SetupEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(Path.home())
-    with pytest.raises(Exception, match="not a project"):
-        run_setup(env, "claude-desktop", "--yes")
+    for folder in (env.home, Path.home(), Path("/")):
+        monkeypatch.chdir(folder)
+        with pytest.raises(Exception, match="not a project"):
+            run_setup(env, "claude-desktop", "--yes")
+    assert not (env.config_home / "Claude").exists()
 
 
 def test_vscode_sets_the_interpreter_and_optionally_mcp_json(env: SetupEnv) -> None:

@@ -132,11 +132,11 @@ def _mcp_args(command: list[str], workspace: Path | None) -> list[str]:
     return [*command[1:], "mcp", *pin]
 
 
-def _project(path: Path) -> Path:
+def _project(path: Path, home: Path) -> Path:
     root = path.expanduser().resolve()
     if not root.is_dir():
         raise AgenticError(f"{root} is not a folder", "pass an existing project folder")
-    if root == Path(root.anchor) or root == Path.home().resolve():
+    if root == Path(root.anchor) or root in (home.resolve(), Path.home().resolve()):
         raise AgenticError(
             f"{root} is the whole disk or your home folder, not a project",
             "run setup from the project folder, or pass --workspace /path/to/project",
@@ -170,7 +170,7 @@ def plan_client(
 ) -> ClientPlan:
     """The files and entries that make ``client`` start agentic-lsp."""
     cwd = options.cwd
-    workspace = _project(options.workspace) if options.workspace else None
+    workspace = _project(options.workspace, env.home) if options.workspace else None
     stdio = {"command": command[0], "args": _mcp_args(command, workspace)}
     if client == "claude-code":
         path = options.path or claude_code_file(env, options.scope, cwd)
@@ -183,7 +183,9 @@ def plan_client(
         note += f"claude mcp add --scope {scope} {NAME} -- {command[0]} {args}"
         return ClientPlan(client, [target], [note])
     if client == "claude-desktop":
-        pinned = workspace or _project(cwd)  # Claude Desktop starts servers in / (no project)
+        pinned = workspace or _project(
+            cwd, env.home
+        )  # Claude Desktop starts servers in / (no project)
         entry = {"command": command[0], "args": _mcp_args(command, pinned)}
         path = options.path or claude_desktop_file(env)
         target = ConfigTarget(path, "json", ("mcpServers", NAME), entry, "MCP server")
