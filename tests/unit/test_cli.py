@@ -11,7 +11,7 @@ import pytest
 
 from agentic_lsp.cli.main import build_parser, main
 
-COMMANDS = ["serve", "mcp", "index", "search", "run", "doctor", "trust", "demo"]
+COMMANDS = ["serve", "mcp", "index", "search", "run", "doctor", "setup", "trust", "demo"]
 
 
 def _run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):

@@ -153,6 +153,23 @@ def check_sandbox(loaded: LoadedSettings | None) -> Check:
     )
 
 
+def check_clients(workspace: Path) -> list[Check]:
+    """One line per client: whether its configuration starts agentic-lsp, and with what."""
+    from agentic_lsp.cli.setup_clients import SetupEnv
+    from agentic_lsp.cli.setup_status import client_statuses
+
+    checks = []
+    for status in client_statuses(SetupEnv.current(), workspace):
+        fix = f"agentic-lsp setup {status.client}"
+        if status.problem:
+            detail = f"{status.detail}; {status.problem}"
+            checks.append(Check(f"client {status.client}", WARN, detail, fix))
+        else:
+            hint = "" if status.configured else f"to use it: {fix}"
+            checks.append(Check(f"client {status.client}", OK, status.detail, hint))
+    return checks
+
+
 def _guarded(name: str, fn: Callable[[], Check]) -> Check:
     try:
         return fn()
@@ -174,6 +191,10 @@ def run_checks(workspace: Path) -> list[Check]:
     checks.append(_guarded("grammars", check_grammars))
     checks.append(_guarded("git", lambda: check_git(workspace)))
     checks.append(_guarded("sandbox", lambda: check_sandbox(loaded)))
+    try:
+        checks += check_clients(workspace)
+    except Exception as exc:  # the doctor reports, it does not crash
+        checks.append(Check("clients", FAIL, f"check crashed: {exc}", "report a bug"))
     return checks
 
 

@@ -1,5 +1,5 @@
 """Command-line entry point: ``agentic-lsp serve | mcp | acp | index | search | run | doctor |
-trust | models | demo``.
+setup | trust | models | demo``.
 
 Heavy modules (torch, qdrant, langgraph) are imported inside the command that needs them, so
 ``--help`` and ``doctor`` start fast. Every :class:`AgenticError` ends as a message plus the fix on
@@ -122,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_arg(doctor)
     doctor.set_defaults(handler=_cmd_doctor)
 
+    _setup_parser(sub)
+
     trust = sub.add_parser(
         "trust", help="let a workspace's own settings file choose hosts, models, paths, …"
     )
@@ -152,6 +154,52 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(handler=_cmd_demo)
     return parser
+
+
+def _setup_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from agentic_lsp.cli.setup_clients import CLIENTS
+
+    setup = sub.add_parser(
+        "setup",
+        help="configure an editor or LLM client to start agentic-lsp",
+        description="Writes (or prints) a client's configuration: shows the diff, backs the "
+        "file up, writes only after you confirm (or --yes), never touches other settings.",
+    )
+    setup.add_argument("client", choices=CLIENTS, help="the client to configure")
+    setup.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+    setup.add_argument("--yes", "-y", action="store_true", help="write without asking")
+    setup.add_argument(
+        "--print", action="store_true", help="only print the entries to paste by hand"
+    )
+    setup.add_argument(
+        "--path", type=Path, help="the client's configuration file, instead of its usual place"
+    )
+    setup.add_argument(
+        "-w",
+        "--workspace",
+        type=Path,
+        help="pin the MCP server to this project (default: the folder the client starts it "
+        "in, or the roots it declares; claude-desktop: the current folder)",
+    )
+    setup.add_argument(
+        "--scope",
+        choices=["user", "project"],
+        default="user",
+        help="claude-code: ~/.claude.json (user, default) or ./.mcp.json (project)",
+    )
+    setup.add_argument(
+        "--acp", action="store_true", help="zed: also add agentic-lsp as an external (ACP) agent"
+    )
+    setup.add_argument(
+        "--mcp", action="store_true", help="vscode: also add the MCP server to VS Code's mcp.json"
+    )
+    setup.set_defaults(handler=_cmd_setup)
+
+
+def _cmd_setup(args: argparse.Namespace) -> int:
+    from agentic_lsp.cli.setup_cmd import setup
+
+    return setup(args)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ import inspect
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -28,6 +29,9 @@ log = logging.getLogger(__name__)
 
 EngineResolver = Callable[[], "Engine | Awaitable[Engine]"]
 _F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
+# The engine of the workspace root a tool call is about, set around the call by a server that
+# serves several roots (``agentic_lsp.mcp.roots``); unset, the resolver decides.
+selected_engine: ContextVar[Engine | None] = ContextVar("agentic_selected_engine", default=None)
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -40,6 +44,9 @@ class EngineAccess:
 
     async def resolve(self) -> Engine:
         """The engine, whether or not its index is open yet."""
+        selected = selected_engine.get()
+        if selected is not None:
+            return selected
         value = self._resolver()
         if inspect.isawaitable(value):
             value = await value

@@ -4,7 +4,10 @@ Decision, made under a per-workspace lock so two launches never both open the in
 
 * a live runtime file (its pid alive, its port accepting connections) → bridge stdio to it;
 * otherwise → open the engine here, serve MCP on stdio *and* on an ephemeral localhost HTTP
-  port (published in the runtime file, so later launches bridge to this one).
+  port (published in the runtime file, so later launches bridge to this one). A stdio host
+  also serves the roots its client declares (:mod:`agentic_lsp.mcp.roots`): each root's engine
+  is opened on first use, and published the same way; a root another process owns is refused
+  (a bridged launch relays the session as it is: roots apply to hosting launches only).
 
 With ``--http PORT`` the launch serves HTTP only (no stdio) and prints the URL and token on
 stderr; it refuses to start when another process already owns the workspace.
@@ -21,9 +24,9 @@ import sys
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentic_lsp.config import LoadedSettings
+from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.mcp.runtime import (
     RuntimeInfo,
@@ -33,6 +36,10 @@ from agentic_lsp.mcp.runtime import (
     runtime_path,
 )
 from agentic_lsp.workspace import workspace_cache_dir
+
+if TYPE_CHECKING:
+    from agentic_lsp.engine import Engine
+    from agentic_lsp.mcp.server import HttpServerHandle
 
 log = logging.getLogger(__name__)
 
@@ -82,12 +89,8 @@ def run_mcp(options: LaunchOptions) -> int:
 async def _main(options: LaunchOptions) -> int:
     from agentic_lsp.engine import Engine
     from agentic_lsp.mcp.bridge import bridge_stdio
-    from agentic_lsp.mcp.server import (
-        HttpServerHandle,
-        quiet_sdk_logs,
-        serve_stdio,
-        start_http_server,
-    )
+    from agentic_lsp.mcp.roots import WorkspaceRoots
+    from agentic_lsp.mcp.server import quiet_sdk_logs, serve_stdio, start_http_server
 
     quiet_sdk_logs()
     settings = options.loaded.settings
@@ -120,9 +123,15 @@ async def _main(options: LaunchOptions) -> int:
         await bridge_stdio(owner)
         return 0
     assert engine is not None and handle is not None
+    opened: list[tuple[Engine, HttpServerHandle]] = []
+
+    async def open_root(root: Path) -> Engine:
+        return await _open_root(root, host, opened)
+
     try:
         if options.http_port is None:
-            await _until_signal(serve_stdio(lambda: engine))
+            roots = WorkspaceRoots(options.root, engine, open_root)
+            await _until_signal(serve_stdio(lambda: engine, roots))
         else:
             print(f"agentic-lsp: MCP over HTTP at {handle.url}", file=sys.stderr)
             print(f"agentic-lsp: bearer token {handle.token}", file=sys.stderr)
@@ -130,9 +139,44 @@ async def _main(options: LaunchOptions) -> int:
             sys.stderr.flush()
             await _until_signal(None)
     finally:
-        await handle.stop()
-        await engine.close()
+        for other_engine, other_handle in [*opened, (engine, handle)]:
+            await other_handle.stop()
+            await other_engine.close()
     return 0
+
+
+async def _open_root(
+    root: Path, host: str, opened: list[tuple[Engine, HttpServerHandle]]
+) -> Engine:
+    """Open a declared root's engine here, like a launch for it would (refusing a root another
+    process serves), and publish its endpoint so later launches for that folder bridge here."""
+    from agentic_lsp.engine import Engine
+    from agentic_lsp.mcp.server import start_http_server
+
+    check_workspace(root)
+    loaded = await asyncio.to_thread(load_settings, root)
+    cache_dir = workspace_cache_dir(root, loaded.settings)
+    lock = host_lock(cache_dir)
+    await asyncio.to_thread(lock.__enter__)
+    try:
+        owner = await asyncio.to_thread(find_owner, cache_dir)
+        if owner is not None:
+            raise AgenticError(
+                f"the root {root} is served by another agentic-lsp process (pid {owner.pid})",
+                "use the client connected to that process for this root, or stop it",
+            )
+        engine = Engine(root, loaded)
+        await engine.start()
+        try:
+            handle = await start_http_server(lambda: engine, host, 0, loaded, root=root)
+        except BaseException:
+            await engine.close()
+            raise
+    finally:
+        await asyncio.to_thread(lock.__exit__, None, None, None)
+    opened.append((engine, handle))
+    log.info("serving root %s", root)
+    return engine
 
 
 async def _until_signal(work: Coroutine[Any, Any, None] | None) -> None:

@@ -18,15 +18,27 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import (
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
+    NotificationParams,
+    PaginatedRequestParams,
+)
+from mcp.types import Tool as MCPTool
 
 from agentic_lsp import __version__
 from agentic_lsp.config import LoadedSettings, Settings
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.mcp.access import EngineAccess, EngineResolver
+from agentic_lsp.mcp.access import EngineAccess, EngineResolver, selected_engine
+from agentic_lsp.mcp.prompts import workflow_prompt, workflow_prompts
 from agentic_lsp.mcp.resources import register_resources
+from agentic_lsp.mcp.roots import ROOT_SCHEMA, WorkspaceRoots
 from agentic_lsp.mcp.runtime import RuntimeInfo, remove_runtime, runtime_path, write_runtime
 from agentic_lsp.mcp.security import (
     HttpGuard,
@@ -72,11 +84,71 @@ def quiet_sdk_logs() -> None:
         logging.getLogger(name).setLevel(level)
 
 
-def build_server(access: EngineAccess) -> MCPServer:
-    """An MCP server exposing the engine behind ``access``: every tool and resource."""
-    server: MCPServer = MCPServer(
-        "agentic-lsp", title="agentic-lsp", version=__version__, instructions=INSTRUCTIONS
-    )
+class AgenticServer(MCPServer):
+    """The SDK's server plus what it cannot declare statically: one prompt per workflow of the
+    workspace (its own workflow files included), and, for a stdio host, the client's roots (a
+    tool call goes to the engine of the root it is about: :mod:`agentic_lsp.mcp.roots`)."""
+
+    def __init__(self, access: EngineAccess, roots: WorkspaceRoots | None) -> None:
+        super().__init__(
+            "agentic-lsp", title="agentic-lsp", version=__version__, instructions=INSTRUCTIONS
+        )
+        self.access = access
+        self.roots = roots
+        if roots is not None:  # the SDK's MCPServer takes no notification handlers itself
+            self._lowlevel_server.add_notification_handler(
+                "notifications/roots/list_changed", NotificationParams, self._roots_changed
+            )
+
+    async def _roots_changed(self, ctx: Any, params: NotificationParams) -> None:
+        assert self.roots is not None
+        self.roots.changed()
+
+    async def _engine(self, request: Any) -> Any:
+        if self.roots is None:
+            return await self.access.resolve()
+        return await self.roots.select(request, None, {})
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        if self.roots is not None:
+            for tool in tools:
+                properties = {**tool.input_schema.get("properties", {}), "root": ROOT_SCHEMA}
+                tool.input_schema = {**tool.input_schema, "properties": properties}
+        return tools
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        if self.roots is None or context is None:
+            return await super().call_tool(name, arguments, context)
+        arguments = dict(arguments)
+        root = arguments.pop("root", None)
+        try:
+            engine = await self.roots.select(context.request_context, root, arguments)
+        except AgenticError as exc:
+            raise ToolError(str(exc)) from None
+        token = selected_engine.set(engine)
+        try:
+            return await super().call_tool(name, arguments, context)
+        finally:
+            selected_engine.reset(token)
+
+    async def _handle_list_prompts(
+        self, ctx: Any, params: PaginatedRequestParams | None
+    ) -> ListPromptsResult:
+        engine = await self._engine(ctx)
+        return ListPromptsResult(prompts=await asyncio.to_thread(workflow_prompts, engine))
+
+    async def _handle_get_prompt(self, ctx: Any, params: GetPromptRequestParams) -> GetPromptResult:
+        engine = await self._engine(ctx)
+        return await asyncio.to_thread(workflow_prompt, engine, params.name, params.arguments)
+
+
+def build_server(access: EngineAccess, roots: WorkspaceRoots | None = None) -> MCPServer:
+    """An MCP server exposing the engine behind ``access``: every tool, resource and prompt;
+    with ``roots``, each root the client declares too."""
+    server = AgenticServer(access, roots)
     register_search_tools(server, access)
     register_file_tools(server, access)
     register_change_tools(server, access)
@@ -87,9 +159,9 @@ def build_server(access: EngineAccess) -> MCPServer:
     return server
 
 
-async def serve_stdio(resolver: EngineResolver) -> None:
+async def serve_stdio(resolver: EngineResolver, roots: WorkspaceRoots | None = None) -> None:
     """Serve MCP on this process's stdin/stdout until the client closes stdin."""
-    await build_server(EngineAccess(resolver)).run_stdio_async()
+    await build_server(EngineAccess(resolver), roots).run_stdio_async()
 
 
 class _EmbeddedUvicorn(uvicorn.Server):
