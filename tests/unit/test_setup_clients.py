@@ -62,13 +62,26 @@ ZED_SETTINGS = """\
 """
 
 
+def test_zed_without_the_acp_agent(env: SetupEnv) -> None:
+    path = env.config_home / "zed" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(ZED_SETTINGS)
+    assert run_setup(env, "zed", "--no-acp", "--yes") == 0
+    from agentic_lsp.cli.setup_jsonc import parse
+
+    node = parse(path.read_text())
+    assert node is not None
+    assert "agentic-lsp" in node.value["context_servers"]
+    assert "agentic-lsp" not in node.value.get("agent_servers", {})
+
+
 def test_zed_inserts_both_entries_keeping_every_other_byte(
     env: SetupEnv, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = env.config_home / "zed" / "settings.json"
     path.parent.mkdir(parents=True)
     path.write_text(ZED_SETTINGS)
-    assert run_setup(env, "zed", "--acp", "--yes") == 0
+    assert run_setup(env, "zed", "--yes") == 0
     out = capsys.readouterr().out
     assert f"+++ {path}" in out and '+    "agentic-lsp": {' in out
     new = path.read_text()

@@ -188,7 +188,10 @@ def _setup_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="claude-code: ~/.claude.json (user, default) or ./.mcp.json (project)",
     )
     setup.add_argument(
-        "--acp", action="store_true", help="zed: also add agentic-lsp as an external (ACP) agent"
+        "--no-acp",
+        dest="acp",
+        action="store_false",
+        help="zed: only the MCP context server, not agentic-lsp as an external (ACP) agent",
     )
     setup.add_argument(
         "--mcp", action="store_true", help="vscode: also add the MCP server to VS Code's mcp.json"

@@ -58,7 +58,7 @@ class SetupOptions:
     workspace: Path | None = None  # pin the server to this project (``-w``)
     scope: str = "user"  # claude-code: user (~/.claude.json) or project (./.mcp.json)
     path: Path | None = None  # the client's file, instead of its usual place
-    acp: bool = False  # zed: also the agent_servers entry (``agentic-lsp acp``)
+    acp: bool = True  # zed: also the agent_servers entry (``agentic-lsp acp``)
     mcp: bool = False  # vscode: also VS Code's own mcp.json
     cwd: Path = field(default_factory=Path.cwd)
 
