@@ -54,6 +54,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "index.qdrant_api_key": ("user", "is a credential"),
     "index.embedding_model": ("user", _MODEL),
     "index.embedding_batch_size": ("repo", ""),
+    "index.embedding_precision": ("repo", ""),
     "index.reranker": ("user", _MODEL),
     "index.rerank_top_n": ("repo", ""),
     "index.file_top_k": ("repo", ""),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentic_lsp.config import Settings
+from agentic_lsp.config import Settings, cache_root
 from agentic_lsp.errors import Cancelled
 from agentic_lsp.index.build import FileBuild
 from agentic_lsp.index.embedding.cache import EmbeddingCache
@@ -63,9 +63,13 @@ class DenseVectors(ABC):
     def embedder(self) -> Embedder:
         with self._embedder_lock:
             if self._embedder is None:
-                spec = self.settings.index.embedding_model
+                idx = self.settings.index
                 self._embedder = load_embedder(
-                    spec, self.settings.index.embedding_batch_size, self.settings.llm.ollama_host
+                    idx.embedding_model,
+                    idx.embedding_batch_size,
+                    self.settings.llm.ollama_host,
+                    idx.embedding_precision,
+                    cache_root(self.settings) / "embedding-precision.json",
                 )
                 self._cache = EmbeddingCache(
                     self.cache_dir / "embeddings.sqlite",

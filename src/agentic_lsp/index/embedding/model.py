@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from agentic_lsp.errors import IndexUnavailable
+from agentic_lsp.index.embedding.precision import Precision, apply_precision
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,11 @@ class EmbedderUnavailable(IndexUnavailable):
 class Embedder:
     """Wraps a SentenceTransformer: normalised float32 vectors, batched, thread-safe."""
 
-    def __init__(self, model: Any, model_id: str, batch_size: int = 64) -> None:
+    def __init__(
+        self, model: Any, model_id: str, batch_size: int = 64, precision: str = "float32"
+    ) -> None:
         self._model = model
+        self.precision = precision
         self._lock = threading.Lock()
         self.model_id = model_id
         self.batch_size = batch_size
@@ -72,7 +76,10 @@ class Embedder:
                 )
             finally:
                 self._model.max_seq_length = default
-        return np.asarray(vectors, dtype=np.float32)
+        out = np.asarray(vectors, dtype=np.float32)
+        if self.precision != "float32":  # normalised in bf16: renormalise in float32
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
 
     def embed_query(self, text: str) -> list[float]:
         return [float(x) for x in self.embed([text])[0]]
@@ -126,12 +133,17 @@ def remember_dimension(spec: str, ollama_host: str, dim: int) -> None:
 
 @functools.lru_cache(maxsize=4)
 def load_embedder(
-    spec: str = BUNDLED_MINILM, batch_size: int = 64, ollama_host: str = DEFAULT_OLLAMA_HOST
+    spec: str = BUNDLED_MINILM,
+    batch_size: int = 64,
+    ollama_host: str = DEFAULT_OLLAMA_HOST,
+    precision: Precision = "auto",
+    decisions: Path | None = None,
 ) -> Embedder:
     """Load (once per process) the model named by ``spec``.
 
     Only ``ollama:<model>`` touches the network (``ollama_host``, one probe embedding); a failed
-    load is not cached, so the next call tries again.
+    load is not cached, so the next call tries again. A local model runs in ``precision``
+    (:mod:`.precision`; ``auto`` checks the CPU, caching the decision in ``decisions``).
     """
     if is_ollama(spec):
         from agentic_lsp.index.embedding.ollama import OllamaEmbedder, model_name
@@ -157,8 +169,17 @@ def load_embedder(
             f"cannot load embedding model from {folder}: {type(exc).__name__}: {exc}",
             "check that torch and sentence-transformers are installed (scripts/setup.sh)",
         ) from exc
-    embedder = Embedder(model, embedding_model_id(spec), batch_size)
-    log.info("embedding model %s loaded (dim %s)", embedder.model_id, embedder.dim)
+    model_id = embedding_model_id(spec)
+    try:
+        chosen = apply_precision(model, model_id, precision, decisions)
+    except Exception:  # a torch without bf16 kernels: float32 always works
+        log.warning("bfloat16 check failed; embedding in float32", exc_info=True)
+        import torch
+
+        model.to(torch.float32)
+        chosen = "float32"
+    embedder = Embedder(model, model_id, batch_size, chosen)
+    log.info("embedding model %s loaded (dim %s, %s)", embedder.model_id, embedder.dim, chosen)
     return embedder
 
 
