@@ -4,6 +4,14 @@ Prints tables with this machine's figures; ratios are measured in the same run. 
 
     python benchmarks/index_bench.py                      # Django sdist (downloaded with pip)
     python benchmarks/index_bench.py --path SOME/TREE     # any tree, e.g. a venv's site-packages
+    python benchmarks/index_bench.py --baseline REV       # before/after table, same run
+
+``--baseline REV`` checks REV out in a temporary ``git worktree`` and runs the same scenarios
+(``index_bench_run.py``: cold index then restart, and a first search beside a generated
+40,000-function file) in child processes, first with REV's ``agentic_lsp`` then with this
+checkout's, each with a fresh cache; peak RSS sums every process of the child's tree (parse
+workers included), sampled from /proc. It prints the issue's rows with both columns, the ratio,
+the CPU, and the load average before and after each side.
 
 Measures: cold index time split into discovery / parse / store / embed, embedding throughput of
 the pipeline vs the raw model on the same texts, parse throughput (MB/s), file-level query
@@ -15,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import resource
 import shutil
@@ -66,7 +75,7 @@ def pct(values: list[float], q: float) -> float:
 
 def django_tree() -> Path:
     DATA.mkdir(parents=True, exist_ok=True)
-    tarballs = sorted(DATA.glob("django-*.tar.gz"))
+    tarballs = sorted(p for p in DATA.glob("*.tar.gz") if p.name.lower().startswith("django-"))
     if not tarballs:
         subprocess.run(
             [
@@ -84,7 +93,7 @@ def django_tree() -> Path:
             ],
             check=True,
         )
-        tarballs = sorted(DATA.glob("django-*.tar.gz"))
+        tarballs = sorted(p for p in DATA.glob("*.tar.gz") if p.name.lower().startswith("django-"))
     target = DATA / tarballs[-1].name.removesuffix(".tar.gz")
     if not target.exists():
         with tarfile.open(tarballs[-1]) as tar:
@@ -148,14 +157,118 @@ async def incremental_latency(engine: Engine, root: Path, rounds: int) -> list[f
     return latencies
 
 
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def run_side(src: Path, source: Path, label: str) -> dict[str, object]:
+    """Both scenarios with the ``agentic_lsp`` under ``src``, each in its own child process."""
+    runner = Path(__file__).with_name("index_bench_run.py")
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{src.parent}", "HF_HUB_OFFLINE": "1"}
+    out: dict[str, object] = {"load_start": os.getloadavg()[0]}
+    for scenario in ("cold", "big-file"):
+        tmp = Path(tempfile.mkdtemp(prefix=f"agentic-bench-{label}-"))
+        root = tmp / "tree"
+        if scenario == "cold":
+            shutil.copytree(
+                source, root, symlinks=True, ignore=shutil.ignore_patterns("__pycache__")
+            )
+        print(f"[{label}] {scenario} ...", file=sys.stderr, flush=True)
+        proc = subprocess.run(
+            [sys.executable, str(runner), scenario, str(root), str(tmp / "cache")],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        shutil.rmtree(tmp, ignore_errors=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{label} {scenario} failed:\n{proc.stderr[-3000:]}")
+        out.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+    out["load_end"] = os.getloadavg()[0]
+    return out
+
+
+def compare(rev: str, source: Path) -> None:
+    repo = Path(__file__).resolve().parent.parent
+    base = Path(tempfile.mkdtemp(prefix="agentic-baseline-")) / "wt"
+    subprocess.run(
+        ["git", "-C", str(repo), "worktree", "add", "--detach", str(base), rev],
+        check=True,
+        capture_output=True,
+    )
+    head = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    try:
+        before = run_side(base / "src", source, rev)
+        after = run_side(repo / "src", source, "current")
+    finally:
+        subprocess.run(
+            ["git", "-C", str(repo), "worktree", "remove", "--force", str(base)],
+            capture_output=True,
+        )
+    print(f"\nindex benchmark: {source.name}, {before.get('files')} files")
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    rows = [
+        ("cold index until the sync returns (dense search ready)", "cold_s", "s", "<= 90 s"),
+        ("  of which embedding", "embed_s", "s", ""),
+        ("  vectors embedded during the sync", "embedded", "", ""),
+        ("  files whose vectors follow in the background", "dense_pending_after_sync", "", ""),
+        (
+            "lexical + symbol search usable (discover+parse+store)",
+            "lexical_usable_s",
+            "s",
+            "<= 10 s",
+        ),
+        ("peak RSS, all processes (server + parse workers)", "peak_rss_mb", "MB", "<= 1000 MB"),
+        ("restart, nothing changed", "restart_s", "s", "<= 1 s"),
+        ("  restart re-parsed / re-embedded", "restart_work", "", "0 / 0"),
+        ("first search beside a 40,000-function file", "first_search_s", "s", "<= 1 s"),
+        ("  one background batch of 32 functions (same run)", "batch32_s", "s", ""),
+        ("load average at start / end", "load", "", ""),
+    ]
+    for side in (before, after):
+        timings = side.get("timings") or {}
+        side["embed_s"] = timings.get("embed", 0.0) if isinstance(timings, dict) else 0.0
+        side["restart_work"] = f"{side.get('restart_parsed')} / {side.get('restart_embedded')}"
+        side["load"] = f"{side['load_start']:.1f} / {side['load_end']:.1f}"
+    w = max(len(r[0]) for r in rows)
+    print(
+        f"| {'measure':<{w}} | {rev + ' (before)':>16} | {head + ' (after)':>16} | ratio | target"
+    )
+    print(f"|{'-' * (w + 2)}|{'-' * 18}|{'-' * 18}|-------|-------")
+    for name, key, unit, target in rows:
+        b, a = before.get(key), after.get(key)
+        if isinstance(b, (int, float)) and isinstance(a, (int, float)):
+            fmt = "{:.0f}" if unit == "MB" or not unit else "{:.2f}"
+            bs, as_ = (
+                fmt.format(b) + (f" {unit}" if unit else ""),
+                fmt.format(a) + (f" {unit}" if unit else ""),
+            )
+            ratio = f"{b / a:.1f}x" if a else "-"
+        else:
+            bs, as_, ratio = str(b), str(a), ""
+        print(f"| {name:<{w}} | {bs:>16} | {as_:>16} | {ratio:>5} | {target}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--path", type=Path, help="tree to index (default: Django sdist)")
     parser.add_argument("--raw-sample", type=int, default=600)
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--baseline", metavar="REV", help="before/after table against REV")
     args = parser.parse_args()
     configure_logging("WARNING")
     source = args.path or django_tree()
+    if args.baseline:
+        compare(args.baseline, source)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="agentic-bench-"))
     root = tmp / "tree"
     shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))

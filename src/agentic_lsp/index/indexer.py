@@ -25,11 +25,12 @@ from agentic_lsp.errors import Cancelled
 from agentic_lsp.index.build import FileBuild, build_file, symbol_from_payload
 from agentic_lsp.index.discovery.walk import IgnoreRules, classify_path, discover
 from agentic_lsp.index.embedding.cache import EmbeddingCache
-from agentic_lsp.index.embedding.dense_vectors import DenseVectors
+from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES, DenseVectors
 from agentic_lsp.index.embedding.model import Embedder
 from agentic_lsp.index.models import DiscoveredFile, SkipReason
 from agentic_lsp.index.orphans import parse_pool
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
+from agentic_lsp.index.retrieval.lanes import lane_of
 from agentic_lsp.index.retrieval.symbols import SymbolTable
 from agentic_lsp.index.storage.vector_store import VectorStore, Where
 
@@ -81,6 +82,7 @@ class Indexer(DenseVectors):
         self._function_queue_lock = threading.Lock()
         self._function_worker_busy = False
         self._function_queue_all = False
+        self._deferred: dict[str, None] = {}
         self._closing = threading.Event()
         self._foreground = 0
         self._foreground_lock = threading.Lock()
@@ -132,10 +134,10 @@ class Indexer(DenseVectors):
             self._remove(gone)
             summary.removed = len(gone)
             try:
-                builds = self._build_and_store(stale, summary, progress, cancel)
+                builds, parsed = self._build_and_store(stale, summary, progress, cancel)
             except Cancelled:
                 summary.cancelled = True
-                builds = []
+                builds, parsed = [], []
         summary.files = len(self.records)
         summary.symbols = self.symbols.count()
         if embed and not summary.cancelled:
@@ -145,7 +147,7 @@ class Indexer(DenseVectors):
                 summary.cancelled = True
             else:
                 # Functions follow in the background, the files just parsed first.
-                self.schedule_function_vectors([b.rel_path for b in builds])
+                self.schedule_function_vectors(parsed)
         if summary.parsed or summary.removed or summary.embedded or summary.embed_reused:
             self.store.flush()
         summary.timings["total"] = time.perf_counter() - started
@@ -163,16 +165,21 @@ class Indexer(DenseVectors):
         summary: IndexSummary,
         progress: ProgressFn | None,
         cancel: CancelFn,
-    ) -> list[FileBuild]:
+    ) -> tuple[list[FileBuild], list[str]]:
+        """Parse and store ``stale``; return the builds whose file vectors the sync embeds (the
+        eager lanes': the rest are not held, so memory follows the source lane, not the corpus)
+        and every parsed path."""
         clock = PhaseClock("parse", len(stale), progress)
         store_s = 0.0
         kept: list[FileBuild] = []
+        parsed: list[str] = []
         pending: list[FileBuild] = []
 
         def flush() -> float:
             t0 = time.perf_counter()
             self._store_builds(pending)
-            kept.extend(pending)
+            kept.extend(b for b in pending if lane_of(b.rel_path) in EAGER_LANES)
+            parsed.extend(b.rel_path for b in pending)
             pending.clear()
             return time.perf_counter() - t0
 
@@ -201,7 +208,7 @@ class Indexer(DenseVectors):
         summary.timings["parse"] = clock.elapsed - store_s
         summary.timings["store"] = store_s
         clock.tick(len(stale), "parsed", force=True)
-        return kept
+        return kept, parsed
 
     def _builds(self, stale: list[DiscoveredFile]) -> Iterable[tuple[DiscoveredFile, object]]:
         """Parse in worker processes for a big cold index (tree-sitter holds the GIL)."""

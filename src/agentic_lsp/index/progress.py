@@ -61,6 +61,7 @@ class IndexSummary:
     removed: int = 0
     embedded: int = 0  # vectors computed by the model in this run
     embed_reused: int = 0  # vectors taken from the content-hash cache
+    deferred: int = 0  # files whose file/section vectors the background embeds after the sync
     redactions: int = 0
     parse_errors: int = 0  # files with syntax errors (indexed best-effort)
     skipped: dict[str, int] = field(default_factory=dict)

@@ -7,14 +7,16 @@ for a worker thread. Store writes take the indexer's single writer lock.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -24,17 +26,28 @@ from agentic_lsp.index.build import FileBuild
 from agentic_lsp.index.embedding.cache import EmbeddingCache
 from agentic_lsp.index.embedding.model import Embedder, load_embedder
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
+from agentic_lsp.index.retrieval.lanes import lane_of
 from agentic_lsp.index.storage.vector_store import Point, VectorStore, Where
 
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 256
+#: File vectors embedded during a sync; the other lanes' file vectors and every doc section
+#: follow in the background: code tasks see the source lane (the localization benchmark's dense
+#: file signal comes from it), the others join only when a task is about them.
+EAGER_LANES = frozenset({"source"})
+DEFERRED_ORDER = {"source": 0, "test": 1, "docs": 2, "config": 3, "vendored": 4}
+DEFERRED_FILES = 16  # files per background step (their file and section texts)
 FUNCTION_MAX_TOKENS = 128  # signature, doc and first lines; halves the cost of 256
 BACKGROUND_BATCH = 32  # small, so a query waiting for the model waits for one short batch
 
 
 def _never() -> bool:
     return False
+
+
+class FileRecordLike(Protocol):
+    content_hash: str
 
 
 class DenseVectors(ABC):
@@ -55,6 +68,8 @@ class DenseVectors(ABC):
     _closing: threading.Event
     _foreground: int
     _foreground_lock: threading.Lock
+    _deferred: dict[str, None]
+    records: Mapping[str, FileRecordLike]
 
     @abstractmethod
     def _rebuild(self, path: str) -> FileBuild | None:
@@ -127,24 +142,26 @@ class DenseVectors(ABC):
         progress: ProgressFn | None,
         cancel: CancelFn,
     ) -> None:
-        """File-level and doc-section vectors for everything still missing one."""
+        """File vectors of the eager lanes (:data:`EAGER_LANES`) for everything still missing
+        one; every other file's vectors and all doc sections go to the background queue
+        (:meth:`_embed_deferred_batch`), which a query for their lanes moves forward."""
         pending = {h.key for h in self.store.scroll("files", Where(has_dense=False))}
-        pending_sections = {h.key for h in self.store.scroll("sections", Where(has_dense=False))}
         texts: dict[str, tuple[str, str]] = {}  # key -> (hash, text)
-        section_texts: dict[str, tuple[str, str]] = {}
         from agentic_lsp.index.documents import content_hash
 
         known = {b.rel_path: b for b in builds}
+        deferred = [p for p in pending if lane_of(p) not in EAGER_LANES]
+        deferred += [
+            str(h.payload["path"]) for h in self.store.scroll("sections", Where(has_dense=False))
+        ]
         for path in pending:
+            if lane_of(path) not in EAGER_LANES:
+                continue
             build = known.get(path) or self._rebuild(path)
             if build is not None:
                 texts[path] = (content_hash(build.file_text), build.file_text)
-                known[path] = build
-        for build in known.values():
-            for key, text in build.section_texts.items():
-                if key in pending_sections:
-                    section_texts[key] = (content_hash(text), text)
-        total = len(texts) + len(section_texts)
+        self._defer(deferred)
+        total = len(texts)
         if total and not self.embedder_ready():
             t_load = time.perf_counter()
             self.embedder()
@@ -152,27 +169,92 @@ class DenseVectors(ABC):
         clock = PhaseClock("embed", total, progress)
         t0 = time.perf_counter()
         done = 0
-        for collection, table in (("files", texts), ("sections", section_texts)):
-            # Similar lengths in one batch: the model pads every text to the batch's longest.
-            items = sorted(table.items(), key=lambda kv: len(kv[1][1]))
-            for start in range(0, len(items), EMBED_BATCH):
-                if cancel():
-                    raise Cancelled("embedding cancelled")
-                batch = items[start : start + EMBED_BATCH]
-                before = self._cache.misses if self._cache else 0
+        # Similar lengths in one batch: the model pads every text to the batch's longest.
+        items = sorted(texts.items(), key=lambda kv: len(kv[1][1]))
+        for start in range(0, len(items), EMBED_BATCH):
+            if cancel():
+                raise Cancelled("embedding cancelled")
+            batch = items[start : start + EMBED_BATCH]
+            before = self._cache.misses if self._cache else 0
+            vectors = self._vectors([v for _, v in batch])
+            computed = (self._cache.misses if self._cache else 0) - before
+            summary.embedded += computed
+            summary.embed_reused += len(batch) - computed
+            with self._write_lock:
+                self.store.set_dense(
+                    "files", [(k, vectors[h].tolist()) for k, (h, _) in batch if h in vectors]
+                )
+            done += len(batch)
+            clock.tick(done, "files")
+        summary.timings["embed"] = time.perf_counter() - t0
+        summary.deferred = len(self._deferred)
+        clock.tick(total, "embedded", force=True)
+
+    # -- deferred lanes ------------------------------------------------------------------------
+
+    def _defer(self, paths: Sequence[str]) -> None:
+        """Queue files whose file or section vectors wait for the background, by lane priority."""
+        with self._function_queue_lock:
+            merged = [*self._deferred, *paths]
+            order = sorted(dict.fromkeys(merged), key=lambda p: DEFERRED_ORDER[lane_of(p)])
+            self._deferred = dict.fromkeys(order)
+
+    def prefer_lanes(self, lanes: Collection[str]) -> bool:
+        """A query wants ``lanes``: move their deferred files to the front of the background
+        queue (and start it). True when some of them still wait."""
+        with self._function_queue_lock:
+            if not self._deferred:
+                return False
+            first = [p for p in self._deferred if lane_of(p) in lanes]
+            if not first:
+                return False
+            self._deferred = dict.fromkeys([*first, *self._deferred])
+        self.schedule_function_vectors(everything=False)
+        return True
+
+    def deferred_count(self) -> int:
+        with self._function_queue_lock:
+            return len(self._deferred)
+
+    def _embed_deferred_batch(self) -> bool:
+        """Embed the file and section vectors of the next few deferred files; False when none
+        wait. A file changed since it was queued is left to the sync that saw the change."""
+        from agentic_lsp.index.documents import content_hash
+
+        with self._function_queue_lock:
+            paths = list(itertools.islice(self._deferred, DEFERRED_FILES))
+            for path in paths:
+                del self._deferred[path]
+        if not paths:
+            return False
+        missing_files = {h.key for h in self.store.scroll("files", Where(paths, has_dense=False))}
+        missing_sections = {
+            h.key for h in self.store.scroll("sections", Where(paths, has_dense=False))
+        }
+        work: dict[str, list[tuple[str, tuple[str, str]]]] = {"files": [], "sections": []}
+        for path in paths:
+            record = self.records.get(path)
+            build = self._rebuild(path) if record is not None else None
+            if build is None or record is None or build.content_hash != record.content_hash:
+                continue
+            if path in missing_files:
+                work["files"].append((path, (content_hash(build.file_text), build.file_text)))
+            for key, text in build.section_texts.items():
+                if key in missing_sections:
+                    work["sections"].append((key, (content_hash(text), text)))
+        for collection, items in work.items():
+            for start in range(0, len(items), BACKGROUND_BATCH):
+                if self._closing.is_set():
+                    return False
+                self._yield_to_queries()
+                batch = items[start : start + BACKGROUND_BATCH]
                 vectors = self._vectors([v for _, v in batch])
-                computed = (self._cache.misses if self._cache else 0) - before
-                summary.embedded += computed
-                summary.embed_reused += len(batch) - computed
                 with self._write_lock:
                     self.store.set_dense(
                         collection,
                         [(k, vectors[h].tolist()) for k, (h, _) in batch if h in vectors],
                     )
-                done += len(batch)
-                clock.tick(done, f"{collection}")
-        summary.timings["embed"] = time.perf_counter() - t0
-        clock.tick(total, "embedded", force=True)
+        return True
 
     def ensure_function_vectors(
         self,
@@ -241,14 +323,16 @@ class DenseVectors(ABC):
         the files in ``first`` (just edited, or a query's best files) lead; with ``everything``
         every other file follows (a sync's call, which ``index.background_function_embeddings``
         turns off). One worker; a call while it runs moves ``first`` to the front of its queue."""
+        # After a sync with the setting off, queries embed the functions they need (deferred
+        # file and section vectors still follow).
         if everything and not self.settings.index.background_function_embeddings:
-            return  # after a sync: the setting is off, queries embed what they need
+            first, everything = (), False
         with self._function_queue_lock:
             queue = dict.fromkeys(first)
             queue.update(self._function_queue)
             self._function_queue = queue
             self._function_queue_all = self._function_queue_all or everything
-            if self._function_worker_busy or not (queue or everything):
+            if self._function_worker_busy or not (queue or everything or self._deferred):
                 return
             self._function_worker_busy = True
         try:
@@ -285,6 +369,10 @@ class DenseVectors(ABC):
         order: list[str] = []
         try:
             while not self._closing.is_set():
+                with self._function_queue_lock:
+                    urgent = bool(self._function_queue)
+                if not urgent and self._embed_deferred_batch():
+                    continue
                 order = self._next_function_files(order)
                 if not order:
                     break

@@ -33,7 +33,7 @@ BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 MIN_SPEEDUP = 1.1
 MIN_COSINE = 0.99
 PROBE_TEXTS = [
-    "def parse_request_body(request):\n    \"\"\"Parse the form fields of a POST body.\"\"\"\n"
+    'def parse_request_body(request):\n    """Parse the form fields of a POST body."""\n'
     "    data = request.read()\n    return QueryDict(data, encoding=request.encoding)\n" * 2,
     "class ConnectionPool:\n    def acquire(self, timeout=None):\n        with self._lock:\n"
     "            while not self._idle:\n                self._cond.wait(timeout)\n" * 2,
@@ -138,7 +138,9 @@ def apply_precision(
             model.to(torch.bfloat16)
         return str(cached)
     chosen, speedup, cosine = run_probe(model)
-    log.info("embedding precision %s (bf16 %.2fx float32, min cosine %.4f)", chosen, speedup, cosine)
+    log.info(
+        "embedding precision %s (bf16 %.2fx float32, min cosine %.4f)", chosen, speedup, cosine
+    )
     if decisions is not None:
         table = _read(decisions)
         table[key] = chosen

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Collection, Sequence
 
 from agentic_lsp.index import documents, lexical
+from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES
 from agentic_lsp.index.embedding.model import EmbedderUnavailable
 from agentic_lsp.index.indexer import Indexer
 from agentic_lsp.index.results import SearchResponse, SearchResult
@@ -159,6 +160,12 @@ class Searcher:
         if q.on("lexical") and q.sparse.indices:
             pool.add("lexical", store.search_sparse("files", q.sparse, FILE_DEPTH), by_max, q.keep)
         if q.on("dense"):
+            later = q.lanes - EAGER_LANES
+            if later and self.indexer.prefer_lanes(later):
+                notes.append(
+                    f"embeddings of {', '.join(sorted(later))} files still being computed "
+                    "(moved to the front)"
+                )
             if self._has_dense("files"):
                 vector = q.dense(self, notes)
                 if vector is not None:
