@@ -245,6 +245,32 @@ async def test_unsaved_buffers_feed_the_index_and_closing_drops_them(session: Se
     await _until(editor, dropped, "the overlay dropped on close")
 
 
+async def test_a_change_storm_then_document_symbols_answer_the_latest_text(
+    session: Session,
+) -> None:
+    """Typing one character per didChange, with outline requests in between that do not wait:
+    every answer is an outline of some text typed so far, the last one of the final text."""
+    editor = session.editor
+    editor.root = session.first
+    doc_uri = editor.open("other/unrelated.py")
+    params = t.DocumentSymbolParams(t.TextDocumentIdentifier(doc_uri))
+    typed = "".join(f"\n\ndef storm_{k}(value):\n    return value + {k}\n" for k in range(6))
+    pending = []
+    for n, ch in enumerate(typed, start=1):
+        lines = editor.buffer("other/unrelated.py").split("\n")
+        end = t.Position(len(lines) - 1, len(lines[-1]))
+        editor._change(doc_uri, [t.TextDocumentContentChangePartial(t.Range(end, end), ch)])
+        if n % 10 == 0:
+            pending.append(editor.client.text_document_document_symbol_async(params))
+    answers = await asyncio.gather(*pending)
+    last = await editor.client.text_document_document_symbol_async(params)
+    names = [s.name for s in last]
+    assert [f"storm_{k}" for k in range(6)] == [n for n in names if n.startswith("storm_")]
+    assert all(isinstance(answer, list) for answer in answers)
+    assert editor.buffer("other/unrelated.py").endswith("return value + 5\n")
+    editor.close("other/unrelated.py")
+
+
 async def test_search_and_reindex_commands_route_by_root(session: Session) -> None:
     editor = session.editor
     result = await editor.command("agentic.search", {"query": "second_root_function",

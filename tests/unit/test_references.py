@@ -121,3 +121,20 @@ def test_word_cache_skips_unchanged_files_without_the_name(tmp_path: Path) -> No
     os.utime(root / "b.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     fresh = find_references(root, "alpha", ["a.py", "b.py"], words=words)
     assert [o.path for o in fresh.occurrences] == ["a.py", "b.py"]
+
+
+def test_recorded_stamps_replace_the_stat_and_only_candidates_are_read(tmp_path: Path) -> None:
+    root = _workspace(tmp_path, {"a.py": "alpha\n", "b.py": "gamma\n", "c.py": "beta alpha\n"})
+    words = WordCache()
+    paths = ["a.py", "b.py", "c.py"]
+    stamps = {p: ((root / p).stat().st_size, (root / p).stat().st_mtime_ns) for p in paths}
+    first = find_references(root, "alpha", paths, words=words, stamps=stamps)
+    plain = find_references(root, "alpha", paths)
+    assert first.occurrences == plain.occurrences
+    (root / "b.py").write_text("alpha gamma\n")  # on disk, but the index has not seen it
+    cached = find_references(root, "alpha", paths, words=words, stamps=stamps)
+    assert [o.path for o in cached.occurrences] == ["a.py", "c.py"]
+    assert cached.files_scanned == 3
+    stamps["b.py"] = (99, 1)  # the index re-recorded b.py: it is read again
+    fresh = find_references(root, "alpha", paths, words=words, stamps=stamps)
+    assert [o.path for o in fresh.occurrences] == ["a.py", "b.py", "c.py"]

@@ -4,12 +4,17 @@ The rules (index symbols when the index holds the document's current text, else 
 in a worker thread; definitions ranked same file, imported files, rest; name-based references)
 live in :mod:`agentic_lsp.navigation`, which the MCP tools ask too. This module only turns LSP
 positions (UTF-16) and documents into navigation calls and the answers into LSP types.
+
+Every call into the navigation view runs in the editor's own threads (``ls.editor``, see
+:mod:`agentic_lsp.lsp.editor_work`), never on the event loop and never behind index work; a
+document's symbols come from its latest parse (``ls.parses``), computed once per version.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,14 +23,14 @@ from lsprotocol import types as lsp
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.results import SymbolRef
 from agentic_lsp.lsp import convert
-from agentic_lsp.lsp.rpc import guarded, in_thread
+from agentic_lsp.lsp.rpc import guarded
 
 if TYPE_CHECKING:
     from agentic_lsp.index.progress import CancelFn
     from agentic_lsp.index.results import Occurrence
     from agentic_lsp.lsp.server import AgenticLanguageServer
     from agentic_lsp.lsp.workspaces import Root
-    from agentic_lsp.navigation import Navigation
+    from agentic_lsp.navigation import FileSymbols, Navigation
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +56,14 @@ def register(server: AgenticLanguageServer) -> None:
 
 async def did_open(ls: AgenticLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
     doc = params.text_document
+    ls.workspaces.forget_location(doc.uri)
+    ls.parses.forget(doc.uri)
+    ls.outlines.forget(doc.uri)
     located = ls.workspaces.locate(doc.uri)
     if located is None:
         return
     root, rel = located
-    on_disk = await asyncio.to_thread(_disk_text, root.path / rel)
+    on_disk = await ls.editor.run(_disk_text, root.path / rel)
     if on_disk == doc.text:  # the index holds (or will hold) exactly this text
         ls.workspaces.mark_synced(doc.uri, doc.version)
     else:
@@ -64,10 +72,15 @@ async def did_open(ls: AgenticLanguageServer, params: lsp.DidOpenTextDocumentPar
 
 
 async def did_change(ls: AgenticLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    ls.workspaces.buffer_changed(params.text_document.uri)
-    located = ls.workspaces.locate(params.text_document.uri)
-    if located is not None:
-        ls.review.schedule_publish(located[0])
+    """Cheap on purpose: pygls has applied the edit; timers are re-armed for the index update,
+    the changeset hints and a parse of the buffer once typing pauses."""
+    uri = params.text_document.uri
+    located = ls.workspaces.locate(uri)
+    if located is None:
+        return
+    ls.workspaces.buffer_changed(uri)
+    ls.review.schedule_publish(located[0])
+    ls.parses.schedule(uri, lambda: _document(ls, uri))
 
 
 async def did_save(ls: AgenticLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
@@ -77,8 +90,11 @@ async def did_save(ls: AgenticLanguageServer, params: lsp.DidSaveTextDocumentPar
 
 
 async def did_close(ls: AgenticLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    ls.parses.forget(params.text_document.uri)
+    ls.outlines.forget(params.text_document.uri)
     ls.workspaces.buffer_changed(params.text_document.uri, closed=True)
     located = ls.workspaces.locate(params.text_document.uri)
+    ls.workspaces.forget_location(params.text_document.uri)
     if located is not None:
         ls.review.schedule_publish(located[0])
 
@@ -97,29 +113,51 @@ async def _document(
     ls: AgenticLanguageServer, uri: str
 ) -> tuple[Root, str, str | None, list[Symbol]] | None:
     """``(root, rel, text, symbols)`` of a document: the index's symbols when it holds the
-    current text, else a fresh parse of the buffer (or file) in a worker thread."""
+    current text, else a fresh parse of the buffer (or file) in an editor thread. An open
+    document's answer is kept per version: asking again before the next change costs nothing."""
     located = ls.workspaces.locate(uri)
     if located is None:
         return None
     root, rel = located
     doc = ls.workspace.text_documents.get(uri)
+    if doc is None:
+        found = await ls.editor.run(root.engine.navigation.symbols_of, rel, None)
+        return root, rel, found.text, found.symbols
     # the editor's text, unless the engine already holds (and indexed) this very version
-    ahead = doc is not None and not ls.workspaces.in_index(uri, doc.version)
-    found = await asyncio.to_thread(
-        root.engine.navigation.symbols_of, rel, doc.source if ahead and doc else None
-    )
-    text = doc.source if doc is not None else found.text
+    text, version = doc.source, doc.version
+    ahead = not ls.workspaces.in_index(uri, version)
+    navigation = root.engine.navigation
+
+    def parse() -> Awaitable[FileSymbols]:
+        return ls.editor.run(navigation.symbols_of, rel, text if ahead else None)
+
+    found = await ls.parses.get(uri, version, text, parse)
     return root, rel, text, found.symbols
 
 
 async def document_symbol(
     ls: AgenticLanguageServer, params: lsp.DocumentSymbolParams
 ) -> list[lsp.DocumentSymbol]:
-    found = await _document(ls, params.text_document.uri)
-    if found is None:
-        return []
-    _, _, text, symbols = found
-    return convert.document_symbols(symbols, text)
+    """The outline of the document's latest text; converting it (lsprotocol objects are slow
+    to build) happens in an editor thread, once per version."""
+    uri = params.text_document.uri
+    doc = ls.workspace.text_documents.get(uri)
+    version = doc.version if doc is not None else None
+    current = doc.source if doc is not None else None
+    cached = ls.outlines.cached(uri, version, current) if doc is not None else None
+    if cached is not None:
+        return list(cached)
+
+    async def outline() -> list[lsp.DocumentSymbol]:
+        found = await _document(ls, uri)
+        if found is None:
+            return []
+        _, _, text, symbols = found
+        return await ls.editor.run(convert.document_symbols, symbols, text)
+
+    if doc is None:
+        return await outline()
+    return list(await ls.outlines.get(uri, version, current, outline))
 
 
 # -- workspace symbols --------------------------------------------------------------------------
@@ -135,7 +173,7 @@ async def workspace_symbol(
     seen: set[tuple[str, int]] = set()
     for root in list(ls.workspaces.roots.values()):
         navigation = root.engine.navigation
-        scored = await asyncio.to_thread(navigation.fuzzy_symbols, query, MAX_WORKSPACE_SYMBOLS)
+        scored = await ls.editor.run(navigation.fuzzy_symbols, query, MAX_WORKSPACE_SYMBOLS)
         for _, ref in scored:
             seen.add((str(root.path / ref.path), ref.symbol.start_line))
             results.append(_symbol_information(root, ref.path, ref.symbol))
@@ -189,13 +227,13 @@ async def _word(
         return None
     root, rel, text, symbols = found
     if text is None:
-        text = await asyncio.to_thread(_disk_text, root.path / rel)
+        text = await ls.editor.run(_disk_text, root.path / rel)
     line_text = convert.line_at(text, position.line)
     if text is None or line_text is None:
         return None
     col = convert.utf16_to_char(line_text, position.character)
     navigation = root.engine.navigation
-    word = await asyncio.to_thread(navigation.identifier_at, rel, position.line + 1, col, text)
+    word = await ls.editor.run(navigation.identifier_at, rel, position.line + 1, col, text)
     if word is None:
         return None
     rng = convert.span(position.line + 1, word.start_col, word.end_col, line_text)
@@ -213,7 +251,7 @@ async def definition(ls: AgenticLanguageServer, params: lsp.DefinitionParams) ->
         return []
     root, rel, name, _, local, text = word
     refs = _definitions(root, rel, name, local)
-    texts = await asyncio.to_thread(_texts_for, ls, root, {r.path for r in refs if r.path != rel})
+    texts = await ls.editor.run(_texts_for, ls, root, {r.path for r in refs if r.path != rel})
     texts[rel] = text
     return [
         lsp.Location(
@@ -253,7 +291,8 @@ async def references(ls: AgenticLanguageServer, params: lsp.ReferenceParams) -> 
         return []
     root, rel, name, _, local, _ = word
     navigation = root.engine.navigation
-    found = await in_thread(_find, navigation, name, rel, ls.workspaces.buffers(root))
+    buffers = ls.workspaces.buffers(root)
+    found = await ls.editor.run_cancellable(_find, navigation, name, rel, buffers)
     include = params.context.include_declaration if params.context else True
     own = {(s.name_line, s.name_col) for s in local if s.name == name}
     locations = []

@@ -33,6 +33,7 @@ from agentic_lsp.errors import AgenticError, WorkspaceError
 from agentic_lsp.index.progress import IndexSummary
 from agentic_lsp.lsp import code_actions, commands, features, wire
 from agentic_lsp.lsp.convert import uri_path
+from agentic_lsp.lsp.editor_work import DocumentParses, EditorWork
 from agentic_lsp.lsp.framing import MAX_FRAME_BYTES, FrameReader, InvalidStart, serve_frames
 from agentic_lsp.lsp.notifications import ProgressReporter
 from agentic_lsp.lsp.review import Review
@@ -70,6 +71,9 @@ class AgenticLanguageServer(LanguageServer):
         )
         self.default_root = default_root
         self.workspaces = Workspaces(self)
+        self.editor = EditorWork()  # the standard features' own threads (see editor_work)
+        self.parses = DocumentParses()  # each open document's latest symbols
+        self.outlines = DocumentParses()  # ... and its documentSymbol answer
         self.reporter = ProgressReporter(self)
         self.review = Review(self)
         self.publisher = publisher
@@ -200,6 +204,9 @@ class AgenticLanguageServer(LanguageServer):
         roots = list(self.workspaces.roots.values())
         await asyncio.gather(*(self.close_root(root) for root in roots))
         await self.workspaces.close()
+        self.parses.close()
+        self.outlines.close()
+        self.editor.close()
 
     # -- transports -------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BUFFER_DEBOUNCE_S = 0.3
+MAX_LOCATED = 10_000
 
 
 @dataclass
@@ -50,6 +51,8 @@ class Workspaces:
         self._locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.synced: dict[str, int | None] = {}  # uri -> document version the index holds
+        # locate() answers by URI: every didChange asks, and resolving the path costs syscalls
+        self._located: dict[str, tuple[Root, str] | None] = {}
 
     # -- folders -------------------------------------------------------------------------------
 
@@ -63,6 +66,7 @@ class Workspaces:
         loaded = load_settings(path, init_options=init_options)
         root = Root(path, Engine(path, loaded))
         self.roots[path] = root
+        self._located.clear()
         return root
 
     def check_settings(
@@ -72,6 +76,7 @@ class Workspaces:
         return load_settings(Path(os.path.realpath(folder)), init_options=init_options)
 
     def remove(self, folder: Path) -> Root | None:
+        self._located.clear()
         return self.roots.pop(Path(os.path.realpath(folder)), None)
 
     def find(self, path: Path) -> Root | None:
@@ -86,7 +91,22 @@ class Workspaces:
         return best
 
     def locate(self, uri: str) -> tuple[Root, str] | None:
-        """``(root, workspace-relative path)`` of a document URI, ``None`` outside every root."""
+        """``(root, workspace-relative path)`` of a document URI, ``None`` outside every root.
+
+        Remembered per URI until the folders change or the document is opened or closed again
+        (a symlink changed meanwhile is seen then; reads validate the path themselves)."""
+        if uri in self._located:
+            return self._located[uri]
+        if len(self._located) >= MAX_LOCATED:
+            self._located.clear()
+        found = self._locate(uri)
+        self._located[uri] = found
+        return found
+
+    def forget_location(self, uri: str) -> None:
+        self._located.pop(uri, None)
+
+    def _locate(self, uri: str) -> tuple[Root, str] | None:
         path = uri_path(uri)
         if path is None:
             return None

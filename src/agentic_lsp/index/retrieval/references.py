@@ -107,17 +107,31 @@ def find_references(
     cancel: CancelFn | None = None,
     words: WordCache | None = None,
     redact: Callable[[str], str] | None = None,
+    stamps: Mapping[str, tuple[int, int]] | None = None,
 ) -> ReferenceResult:
     """Word-boundary occurrences of ``name`` in ``paths`` (workspace-relative), ranked.
 
     With ``words``, files unchanged since an earlier search are skipped when they lack the name.
-    With ``redact`` (a line-count preserving redaction), previews come from the redacted text.
+    ``stamps`` (``(size, mtime_ns)`` by path, as an index recorded them) stand in for a stat of
+    each file in that test, so a search touches only files that may hold the name; and only
+    those are ranked. With ``redact`` (a line-count preserving redaction), previews come from
+    the redacted text.
     """
     result = ReferenceResult(name=name)
     if not _IDENTIFIER.fullmatch(name):
         return result
     buffers = dict(overlays or {})
-    candidates = dict.fromkeys([*paths, *buffers])
+    listed = list(paths)
+    if words is not None and stamps is not None:
+        skipped = [
+            p
+            for p in listed
+            if p not in buffers and p in stamps and words.lacks(p, stamps[p], name)
+        ]
+        result.files_scanned += len(skipped)
+        gone = set(skipped)
+        listed = [p for p in listed if p not in gone]
+    candidates = dict.fromkeys([*listed, *buffers])
     pattern = re.compile(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])")
     for tier, path in rank_paths(candidates, from_path, symbols):
         if cancel is not None and cancel():
@@ -173,6 +187,7 @@ def references_in_index(
         cancel=cancel,
         words=words,
         redact=redact,
+        stamps={r.path: (r.size, r.mtime_ns) for r in list(indexer.records.values())},
     )
 
 

@@ -2,10 +2,17 @@
 
 Rebuilt at start from the store's function points (no re-parse), then kept current by the indexer.
 Readers get copies, so a lookup never sees a half-replaced file.
+
+Fuzzy lookup ("go to symbol in workspace") runs on a name index kept up to date with every file
+replaced: symbols grouped by their distinct ``(name, qualname)``, and those keys joined into
+one text (a line per key) rebuilt lazily when keys come or go. One compiled subsequence regex
+over that text finds the matching keys at C speed, so a query scores each distinct name once
+instead of testing every symbol of the workspace in Python.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 from collections import defaultdict
@@ -39,12 +46,77 @@ def fuzzy_score(query: str, candidate: str) -> float:
     return min(0.85, score / (3.5 * len(q)) + 0.25 * len(q) / len(c))
 
 
+NameKey = tuple[str, str]  # (name, qualname)
+
+
+def _rank(item: tuple[float, SymbolRef]) -> tuple[float, str, int, int, str]:
+    """Best score first, then path and position (then column and qualname: never a tie)."""
+    symbol = item[1].symbol
+    return (-item[0], item[1].path, symbol.start_line, symbol.name_col, symbol.qualname)
+
+
+class NameIndex:
+    """Symbols by distinct ``(name, qualname)``, with the keys as one searchable text.
+
+    Not thread-safe by itself: :class:`SymbolTable` calls it under its lock."""
+
+    def __init__(self) -> None:
+        self._refs: dict[NameKey, dict[str, list[Symbol]]] = {}
+        self._keys: list[NameKey] = []
+        self._text = ""
+        self._starts: list[int] = []
+        self._dirty = False
+
+    def add(self, path: str, symbols: list[Symbol]) -> None:
+        for symbol in symbols:
+            if "\n" in symbol.qualname or "\t" in symbol.qualname:
+                continue  # cannot be a line of the text; never produced by the parsers
+            key = (symbol.name, symbol.qualname)
+            by_path = self._refs.get(key)
+            if by_path is None:
+                by_path = self._refs[key] = {}
+                self._dirty = True
+            by_path.setdefault(path, []).append(symbol)
+
+    def remove(self, path: str, symbols: list[Symbol]) -> None:
+        for symbol in symbols:
+            key = (symbol.name, symbol.qualname)
+            by_path = self._refs.get(key)
+            if by_path is None or by_path.pop(path, None) is None:
+                continue
+            if not by_path:
+                del self._refs[key]
+                self._dirty = True
+
+    def matching(self, pattern: re.Pattern[str]) -> list[tuple[NameKey, list[SymbolRef]]]:
+        """Keys whose line (``qualname``) ``pattern`` matches, each with its symbols."""
+        if self._dirty:
+            self._rebuild()
+        found = []
+        for match in pattern.finditer(self._text):
+            key = self._keys[bisect.bisect_right(self._starts, match.start()) - 1]
+            refs = [SymbolRef(p, s) for p, syms in self._refs[key].items() for s in syms]
+            found.append((key, refs))
+        return found
+
+    def _rebuild(self) -> None:
+        self._keys = list(self._refs)
+        starts, pos = [], 0
+        for _, qualname in self._keys:
+            starts.append(pos)
+            pos += len(qualname) + 1
+        self._starts = starts
+        self._text = "".join(qualname + "\n" for _, qualname in self._keys)
+        self._dirty = False
+
+
 class SymbolTable:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_path: dict[str, list[Symbol]] = {}
         self._imports: dict[str, list[str]] = {}
         self._paths_by_name: dict[str, set[str]] = defaultdict(set)
+        self._names = NameIndex()
 
     def replace_file(self, path: str, symbols: list[Symbol], imports: list[str]) -> None:
         with self._lock:
@@ -53,12 +125,14 @@ class SymbolTable:
             self._imports[path] = list(imports)
             for symbol in symbols:
                 self._paths_by_name[symbol.name.lower()].add(path)
+            self._names.add(path, symbols)
 
     def remove_file(self, path: str) -> None:
         with self._lock:
             self._drop(path)
 
     def _drop(self, path: str) -> None:
+        self._names.remove(path, self._by_path.get(path, []))
         for symbol in self._by_path.pop(path, []):
             paths = self._paths_by_name.get(symbol.name.lower())
             if paths is not None:
@@ -107,6 +181,36 @@ class SymbolTable:
         if not query:
             return []
         lowered, size = query.lower(), len(query)
+        # a line of the name index (a qualname) holding the query as a subsequence; each
+        # character's gap excludes it, so the match never backtracks (linear in the text)
+        body = "".join(f"[^{re.escape(ch)}\n]*{re.escape(ch)}" for ch in lowered)
+        lines = re.compile(f"^{body}[^\n]*$", re.IGNORECASE | re.MULTILINE)
+        with self._lock:
+            keys = self._names.matching(lines)
+        prefixed: list[tuple[NameKey, list[SymbolRef]]] = []
+        others: list[tuple[NameKey, list[SymbolRef]]] = []
+        prefixed_refs = 0
+        for key, refs in keys:
+            name, qualname = key
+            if name[:size].lower() == lowered or qualname[:size].lower() == lowered:
+                prefixed.append((key, refs))
+                prefixed_refs += len(refs)
+            else:
+                others.append((key, refs))
+        candidates = prefixed if prefixed_refs >= limit else prefixed + others
+        scored: list[tuple[float, SymbolRef]] = []
+        for (name, qualname), refs in candidates:
+            score = max(fuzzy_score(query, name), 0.95 * fuzzy_score(query, qualname))
+            if score > 0:
+                scored.extend((score, ref) for ref in refs)
+        scored.sort(key=_rank)
+        return scored[:limit]
+
+    def fuzzy_scan(self, query: str, limit: int = 50) -> list[tuple[float, SymbolRef]]:
+        """:meth:`fuzzy` by testing every symbol (no name index): the reference it must equal."""
+        if not query:
+            return []
+        lowered, size = query.lower(), len(query)
         subsequence = re.compile(".*?".join(re.escape(ch) for ch in lowered), re.IGNORECASE)
         with self._lock:
             items = [(p, s) for p, syms in self._by_path.items() for s in syms]
@@ -127,7 +231,7 @@ class SymbolTable:
             score = max(fuzzy_score(query, name), 0.95 * fuzzy_score(query, qualname))
             if score > 0:
                 scored.append((score, ref))
-        scored.sort(key=lambda item: (-item[0], item[1].path, item[1].symbol.start_line))
+        scored.sort(key=_rank)
         return scored[:limit]
 
     def definitions(self, name: str, from_path: str | None = None) -> list[SymbolRef]:

@@ -1,0 +1,71 @@
+"""The symbol table's name index answers exactly what a scan of every symbol answers."""
+
+from __future__ import annotations
+
+import random
+
+from agentic_lsp.index.parsing.parser import parse_file
+from agentic_lsp.index.retrieval.symbols import SymbolTable
+
+WORDS = ["parse", "index", "cache", "Token", "store", "query", "handle", "_private", "Srv"]
+
+
+def _module(rng: random.Random, i: int) -> str:
+    a, b = rng.choice(WORDS), rng.choice(WORDS)
+    return (
+        f"class {a.capitalize()}{b}{i % 7}:\n"
+        f"    def {a}_{b}(self):\n        return 1\n\n"
+        f"    def handle(self):\n        return 2\n\n\n"
+        f"def {b}{a}_{i % 11}(x):\n    return x\n\n\n"
+        f"def shared_name(x):\n    return x\n"
+    )
+
+
+def _table(files: int, seed: int = 3) -> tuple[SymbolTable, list[str]]:
+    rng = random.Random(seed)
+    table = SymbolTable()
+    paths = []
+    for i in range(files):
+        path = f"pkg{i % 5}/mod_{i}.py"
+        table.replace_file(path, parse_file(path, "python", _module(rng, i)).symbols, [])
+        paths.append(path)
+    return table, paths
+
+
+QUERIES = ["h", "handle", "HANDLE", "hndl", "srv", "Srv", "shared_name", "pc", "tok", "x",
+           "Parse.", "cache_", "zzz", "_", ".", "parseindex_1", "Handle", "e"]  # fmt: skip
+
+
+def _same(table: SymbolTable) -> None:
+    for query in QUERIES:
+        for limit in (1, 5, 50, 1000):
+            assert table.fuzzy(query, limit) == table.fuzzy_scan(query, limit), (query, limit)
+
+
+def test_name_index_equals_a_scan_of_every_symbol() -> None:
+    table, _ = _table(120)
+    _same(table)
+
+
+def test_name_index_follows_replaced_and_removed_files() -> None:
+    table, paths = _table(80)
+    rng = random.Random(11)
+    for path in paths[::3]:
+        table.replace_file(path, parse_file(path, "python", _module(rng, 999)).symbols, [])
+    for path in paths[1::4]:
+        table.remove_file(path)
+    table.replace_file(
+        "new.py", parse_file("new.py", "python", "def hndl_new():\n  pass\n").symbols, []
+    )
+    _same(table)
+    assert table.fuzzy("hndl_new", 5)[0][1].path == "new.py"
+    table.remove_file("new.py")
+    assert all(ref.path != "new.py" for _, ref in table.fuzzy("hndl_new", 50))
+    _same(table)
+
+
+def test_queries_with_regex_characters_are_literal() -> None:
+    table = SymbolTable()
+    table.replace_file("a.py", parse_file("a.py", "python", "def a_b():\n  pass\n").symbols, [])
+    for query in ["a.b", "a*", "[a", "a]", "^a", "a$", "a\\", "a-b", "(a)"]:
+        assert table.fuzzy(query, 10) == table.fuzzy_scan(query, 10), query
