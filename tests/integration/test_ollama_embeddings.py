@@ -104,6 +104,7 @@ def embedded_texts(server: OllamaTestServer, model: str) -> list[str]:
 def test_index_and_search_with_an_ollama_embedder(repo: Path, server: OllamaTestServer) -> None:
     engine = open_engine(repo, "ollama:test-embed", server.url)
     summary = engine.sync_blocking()
+    assert engine.indexer.wait_for_function_vectors(120)  # the docs lane follows in the background
     assert summary.embedded > 0 and engine.indexer.dense_pending() == 0
     meta = json.loads((engine.cache_dir / "store" / META_FILE).read_text())
     assert meta["model_id"] == "ollama:test-embed:latest" and meta["dim"] == 64
@@ -155,6 +156,7 @@ def test_server_down_is_a_clear_error_and_lexical_search_still_works(
         assert "restart agentic-lsp" in e.value.hint
         again.embedding.wrong_dim = None
         assert engine.sync_blocking().embedded == 1  # ...the right size is stored
+        assert engine.indexer.wait_for_function_vectors(120)
         assert engine.indexer.dense_pending() == 0
         engine.close_blocking()
     load_embedder.cache_clear()
@@ -181,6 +183,7 @@ def test_a_workspace_first_opened_while_ollama_is_down(repo: Path) -> None:
         engine = open_engine(repo, "ollama:test-embed", url)  # the restart: probe, rebuild
         assert "built for 768-dimensional embeddings, now 64" in engine.message
         engine.sync_blocking()
+        assert engine.indexer.wait_for_function_vectors(120)
         assert engine.indexer.dense_pending() == 0
         found = asyncio.run(engine.search("retry failed network calls", functions=False))
         assert found.results[0].path == "web/src/retry.ts" and not found.notes
@@ -208,6 +211,7 @@ def test_wrong_dimension_is_refused_and_the_store_stays_usable(
 ) -> None:
     engine = open_engine(repo, "ollama:test-embed", server.url)
     engine.sync_blocking()
+    assert engine.indexer.wait_for_function_vectors(120)
     store = engine.indexer.store
     embedded_before = store.count("files", Where(has_dense=True))
     (repo / "src/billing/tax.py").write_text('def vat_rate(c):\n    """Sales tax by country."""\n')
@@ -220,6 +224,7 @@ def test_wrong_dimension_is_refused_and_the_store_stays_usable(
     assert found.results[0].path == "src/billing/tax.py"
     server.embedding.wrong_dim = None
     engine.sync_blocking()
+    assert engine.indexer.wait_for_function_vectors(120)
     assert engine.indexer.dense_pending() == 0
     server.embedding.fail_status = 500
     with pytest.raises(EmbedderUnavailable, match="HTTP 500"):
@@ -232,6 +237,7 @@ def test_switching_models_rebuilds_and_never_mixes_vectors(
 ) -> None:
     engine = open_engine(repo, "ollama:embed-a", server.url, **SYNC_ONLY)
     engine.sync_blocking()
+    assert engine.indexer.wait_for_function_vectors(120)  # the deferred lanes, too
     engine.close_blocking()
     texts_a = embedded_texts(server, "embed-a")[1:]  # [0] is the dimension probe
     assert texts_a
@@ -242,6 +248,7 @@ def test_switching_models_rebuilds_and_never_mixes_vectors(
     progress: list[str] = []
     summary = engine.sync_blocking(lambda p: progress.append(p.phase))
     assert "embed" in progress and summary.embed_reused == 0
+    assert engine.indexer.wait_for_function_vectors(120)
     assert sorted(embedded_texts(server, "embed-b")[1:]) == sorted(texts_a)  # all re-embedded
     store = engine.indexer.store
     assert store.count("files", Where(has_dense=False)) == 0
