@@ -3,8 +3,9 @@
 1. **An owner answers.** When an editor's server (``agentic-lsp serve``) or an MCP host already
    owns the workspace, it has published an MCP endpoint on localhost (the runtime file
    :func:`agentic_lsp.mcp.launch.find_owner` reads and checks, as ``agentic-lsp mcp`` does).
-   The command asks its ``search_files`` / ``search_code`` tool: one index, a model already
-   loaded, and nothing heavy imported here (no torch, no store). A stale, untrusted or silent
+   The command asks its ``search_files`` / ``search_code`` tool
+   (:mod:`agentic_lsp.mcp.owner_search`): one index, a model already loaded, and nothing heavy
+   imported here (no torch, no store). A stale, untrusted or silent
    runtime file falls back to step 2 with a note; the connect timeout is short.
 2. **No owner.** The index is opened here and synced without computing embeddings, and the
    answer comes from the lexical, symbol and mention signals right away: loading the embedding
@@ -24,30 +25,20 @@ import json
 import logging
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentic_lsp.cli.subcommands import _ProgressBar, _settings, _workspace, err, out
-from agentic_lsp.index.results import SearchResponse, SearchResult
+from agentic_lsp.index.results import SearchResponse
 
 if TYPE_CHECKING:
     from agentic_lsp.config import LoadedSettings
-    from agentic_lsp.mcp.runtime import RuntimeInfo
 
 log = logging.getLogger(__name__)
 
-CONNECT_TIMEOUT_S = 0.5  # localhost: a live owner accepts at once
-PROBE_TIMEOUT_S = 3.0  # any HTTP answer at all
-ANSWER_TIMEOUT_S = 120.0  # the owner may be loading its model or indexing
-PAGE_MAX = 50  # the MCP search tools' largest page
 LEXICAL_NOTE = (
     "lexical, symbol and mention signals only: dense (embedding) results need the model, "
     "which takes seconds to load; --wait-dense loads it and uses every signal"
 )
-_FIELDS = tuple(SearchResult.__dataclass_fields__)
-
-
-class OwnerUnavailable(Exception):
-    """The owner could not answer; the message says why (the command then answers itself)."""
 
 
 def search(args: argparse.Namespace) -> int:
@@ -70,6 +61,7 @@ def _from_owner(
 ) -> SearchResponse | None:
     """The owner's answer, or ``None`` (and a note on stderr when one was expected)."""
     from agentic_lsp.mcp.launch import find_owner
+    from agentic_lsp.mcp.owner_search import CONNECT_TIMEOUT_S, OwnerUnavailable, ask_owner
     from agentic_lsp.mcp.runtime import runtime_path
     from agentic_lsp.mcp.security import is_loopback
     from agentic_lsp.workspace import workspace_cache_dir
@@ -90,7 +82,7 @@ def _from_owner(
                   "machine's loopback: not asking it; answering here", markup=False)  # fmt: skip
         return None
     try:
-        response = asyncio.run(_ask(owner, args.query, args.limit, args.functions))
+        response = asyncio.run(ask_owner(owner, args.query, args.limit, args.functions))
     except OwnerUnavailable as exc:
         err.print(f"note: the server that owns this workspace (pid {owner.pid}) did not answer "
                   f"({exc}); answering here", markup=False)  # fmt: skip
@@ -98,69 +90,6 @@ def _from_owner(
     err.print(f"answered by the agentic-lsp server that owns this workspace (pid {owner.pid})",
               markup=False)  # fmt: skip
     return response
-
-
-async def _ask(owner: RuntimeInfo, query: str, limit: int, functions: bool) -> SearchResponse:
-    """``search_code`` (functions) or ``search_files`` on the owner, page by page up to
-    ``limit``, turned back into the engine's :class:`SearchResponse`."""
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    tool = "search_code" if functions else "search_files"
-    results: list[SearchResult] = []
-    data: dict[str, Any] = {}
-    timeout = httpx2.Timeout(ANSWER_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
-    headers = {"Authorization": f"Bearer {owner.token}"}
-    try:
-        await _answers_http(owner.url)
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
-            Client(streamable_http_client(owner.url, http_client=http)) as client,
-        ):
-            cursor: str | None = None
-            while len(results) < limit:
-                arguments: dict[str, Any] = {"query": query, "limit": min(PAGE_MAX, limit)}
-                if functions:
-                    arguments["snippet_lines"] = 0
-                if cursor:
-                    arguments["cursor"] = cursor
-                reply = await client.call_tool(tool, arguments)
-                if reply.is_error:
-                    text = " ".join(getattr(c, "text", "") for c in reply.content)
-                    raise OwnerUnavailable(text.strip() or "an error")
-                data = reply.structured_content or {}
-                results += [_result(item) for item in data.get("results", [])]
-                cursor = data.get("next_cursor")
-                if not cursor:
-                    break
-    except OwnerUnavailable:
-        raise
-    except Exception as exc:  # transport, HTTP status, protocol: all mean "ask here instead"
-        raise OwnerUnavailable(f"{type(exc).__name__}: {exc}".rstrip(": ")) from exc
-    return SearchResponse(
-        query=query,
-        results=results[:limit],
-        files_considered=list(data.get("files_considered", [])),
-        notes=list(data.get("notes", [])),
-        functions_embedded=int(data.get("functions_embedded", 0)),
-    )
-
-
-async def _answers_http(url: str) -> None:
-    """Fail fast on a port that accepts connections but is not an HTTP server (a reused port):
-    the MCP session's own timeouts must be long, as a search may wait for a model to load."""
-    import httpx2
-
-    async with httpx2.AsyncClient(timeout=PROBE_TIMEOUT_S) as probe:
-        await probe.get(url)  # any HTTP status will do (401 here: no token sent)
-
-
-def _result(item: dict[str, Any]) -> SearchResult:
-    try:
-        return SearchResult(**{k: v for k, v in item.items() if k in _FIELDS})
-    except TypeError as exc:  # an owner of another version that lacks fields
-        raise OwnerUnavailable(f"its reply lacks result fields ({exc})") from exc
 
 
 # -- 2: here --------------------------------------------------------------------------------
