@@ -12,8 +12,9 @@ environment's site-packages to a temporary folder. Three setups, files and ``--f
 (iii) no owner, ``--wait-dense`` (the full fusion, as the command answered before the bridge).
 
 ``--baseline REV`` checks REV out in a temporary ``git worktree`` and runs the same calls with
-``PYTHONPATH=<worktree>/src`` (its own index cache), interleaved call by call with the current
-tree's, so both columns share the machine's load. The baseline has no ``--wait-dense``: its
+``PYTHONPATH=<worktree>/src`` (its own index cache, except in (i), where it meets the server's
+index as a user's call would), interleaved call by call with the current tree's, so both columns
+share the machine's load. The baseline has no ``--wait-dense``: its
 plain call is its full fusion, shown as the "before" of (ii) and (iii). Prints the CPU, the
 load average at start and end and per setup, p50/p95 per column and the p50 ratio.
 """
@@ -100,14 +101,22 @@ def environment(src: Path, home: Path, cache: Path) -> dict[str, str]:
     return env
 
 
-def cli_call(env: dict[str, str], ws: Path, query: str, *flags: str) -> tuple[float, str]:
-    """One ``agentic-lsp search`` process: (seconds, "" or a short failure)."""
+BRIDGED = "answered by the agentic-lsp server"
+
+
+def cli_call(
+    env: dict[str, str], ws: Path, query: str, *flags: str, expect: str = ""
+) -> tuple[float, str]:
+    """One ``agentic-lsp search`` process: (seconds, "" or a short failure); a call whose
+    stderr lacks ``expect`` (say, it was to be answered by the server) counts as failed."""
     command = [sys.executable, "-m", "agentic_lsp", "search", query, "-w", str(ws), "--json"]
     started = time.perf_counter()
     done = subprocess.run([*command, *flags], env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         return seconds, (done.stderr.strip().splitlines() or ["failed"])[0][:90]
+    if expect not in done.stderr:
+        return seconds, f"stderr lacks {expect!r}"
     return seconds, ""
 
 
@@ -206,13 +215,18 @@ class Editor:
 
 
 def measure(
-    calls: int, columns: dict[str, tuple[dict[str, str], tuple[str, ...]]], ws: Path, flags: tuple
+    calls: int,
+    columns: dict[str, tuple[dict[str, str], tuple[str, ...]]],
+    ws: Path,
+    flags: tuple[str, ...],
+    bridged: bool = False,
 ) -> dict[str, tuple[list[float], list[str]]]:
     """``calls`` queries, each run once per column in turn (interleaved)."""
     timings: dict[str, tuple[list[float], list[str]]] = {c: ([], []) for c in columns}
     for query in (QUERIES * (calls // len(QUERIES) + 1))[:calls]:
         for column, (env, extra) in columns.items():
-            seconds, failure = cli_call(env, ws, query, *flags, *extra)
+            expect = BRIDGED if bridged and column == "after" else ""
+            seconds, failure = cli_call(env, ws, query, *flags, *extra, expect=expect)
             timings[column][0].append(seconds)
             if failure:
                 timings[column][1].append(failure)
@@ -250,17 +264,25 @@ def run(rev: str | None, calls: int, package: str) -> int:
             files = sum(1 for p in ws.rglob("*.py"))
             print(f"workspace: {package} {getattr(module, '__version__', '')} ({files} .py files)")
 
-            def columns(*after_flags: str) -> dict[str, tuple[dict[str, str], tuple[str, ...]]]:
+            def columns(
+                *after_flags: str, shared: bool = False
+            ) -> dict[str, tuple[dict[str, str], tuple[str, ...]]]:
+                """``shared``: the baseline uses the server's index (as a user's call would)."""
                 both = {"after": (after_env, after_flags)}
                 if before_env is not None:
-                    both = {"before": (before_env, ()), **both}
+                    env = {
+                        **before_env,
+                        "AGENTIC_LSP_CACHE_DIR": after_env["AGENTIC_LSP_CACHE_DIR"],
+                    }
+                    both = {"before": (env if shared else before_env, ()), **both}
                 return both
 
             def record(setup: str, flags: tuple[str, ...], timed: dict[str, Any], at: str) -> None:
                 kind = "functions" if flags else "files"
                 after = summary(*timed["after"])
                 before = summary(*timed["before"]) if "before" in timed else ("-", "-", 0.0)
-                ratio = f"{before[2] / after[2]:.1f}x" if before[2] else "-"
+                failed = "before" in timed and timed["before"][1]
+                ratio = f"{before[2] / after[2]:.1f}x" if before[2] and not failed else "-"
                 rows.append((setup, kind, before[0], before[1], after[0], after[1], ratio, at))
                 for column, (_, failures) in timed.items():
                     if failures:
@@ -271,15 +293,17 @@ def run(rev: str | None, calls: int, package: str) -> int:
             try:
                 editor.wait_ready()
                 for flags in ((), ("--functions",)):  # first call: the server may load a model
-                    first, _ = cli_call(after_env, ws, "warm up", *flags)
-                    notes.append(f"(i) first call {flags or 'files'}: {first:.2f}s (not counted)")
+                    first, failure = cli_call(after_env, ws, "warm up", *flags, expect=BRIDGED)
+                    what = " ".join(flags) or "files"
+                    notes.append(f"(i) first call, {what}: {first:.2f}s, not counted {failure}")
                 for flags in ((), ("--functions",)):
-                    timed = measure(calls, columns(), ws, flags)
+                    timed = measure(calls, columns(shared=True), ws, flags, bridged=True)
                     record("(i) editor's server owns it", flags, timed, load())
             finally:
                 editor.stop()
             # (ii) no owner, warm index; (iii) no owner, --wait-dense
-            for setup, extra in (("(ii) no owner", ()), ("(iii) no owner, --wait-dense", ("--wait-dense",))):  # fmt: skip  # noqa: E501
+            local = (("(ii) no owner", ()), ("(iii) no owner, --wait-dense", ("--wait-dense",)))
+            for setup, extra in local:
                 for flags in ((), ("--functions",)):
                     timed = measure(calls, columns(*extra), ws, flags)
                     record(setup, flags, timed, load())
