@@ -179,7 +179,10 @@ class Editor:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
         while not {"index_done", "mcp_endpoint"} <= {e.get("kind") for e in self.events}:
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not get ready (see {self._log.name})")
+                self._log.flush()
+                tail = Path(self._log.name).read_text(errors="replace")[-3000:]
+                kinds = [e.get("kind") for e in self.events]
+                raise RuntimeError(f"the server did not get ready; events {kinds}; log:\n{tail}")
             time.sleep(0.1)
         self.wait_idle(deadline)
 
