@@ -137,6 +137,7 @@ class Editor:
         )
         self.events: list[dict[str, Any]] = []
         self._next_id = 0
+        self._writing = threading.Lock()  # the reader thread answers the server's requests
         threading.Thread(target=self._read, daemon=True).start()
         uri = ws.as_uri()
         self.request("initialize", {
@@ -148,8 +149,9 @@ class Editor:
     def _send(self, message: dict[str, Any]) -> None:
         body = json.dumps({"jsonrpc": "2.0", **message}).encode()
         assert self.proc.stdin is not None
-        self.proc.stdin.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        self.proc.stdin.flush()
+        with self._writing:
+            self.proc.stdin.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            self.proc.stdin.flush()
 
     def request(self, method: str, params: Any) -> None:
         self._next_id += 1
