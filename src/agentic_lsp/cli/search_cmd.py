@@ -63,7 +63,6 @@ def _from_owner(
     from agentic_lsp.mcp.launch import find_owner
     from agentic_lsp.mcp.owner_search import CONNECT_TIMEOUT_S, OwnerUnavailable, ask_owner
     from agentic_lsp.mcp.runtime import runtime_path
-    from agentic_lsp.mcp.security import is_loopback
     from agentic_lsp.workspace import workspace_cache_dir
 
     cache_dir = workspace_cache_dir(root, loaded.settings)
@@ -77,6 +76,8 @@ def _from_owner(
                 markup=False,
             )
         return None
+    from agentic_lsp.mcp.security import is_loopback  # imports the MCP SDK: only when needed
+
     if not is_loopback(owner.host):
         err.print(f"note: the owner (pid {owner.pid}) listens on {owner.host}, not on this "
                   "machine's loopback: not asking it; answering here", markup=False)  # fmt: skip
