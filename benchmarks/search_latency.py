@@ -11,6 +11,12 @@ worker embeds every function (the worst case an editor meets after opening a big
 again once that worker is stopped (no competition for the CPU; functions not yet embedded are
 then embedded by the queries themselves, at most 32 each). Prints p50/p95/max per phase, the
 machine and its load average. Not a test.
+
+    python benchmarks/search_latency.py --cli [--baseline REV] [--calls 10] [--package click]
+
+times the command line instead: ``agentic-lsp search`` as a fresh process per call, with an
+editor's server owning the workspace, without one, and with ``--wait-dense``; ``--baseline``
+adds the same calls made by revision REV (see ``search_cli_latency.py``).
 """
 
 from __future__ import annotations
@@ -64,10 +70,20 @@ def timed(fn) -> float:  # type: ignore[no-untyped-def]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tree", required=True, type=Path)
+    parser.add_argument("--tree", type=Path)
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--cli", action="store_true", help="time `agentic-lsp search` calls")
+    parser.add_argument("--baseline", metavar="REV", help="--cli: also time revision REV")
+    parser.add_argument("--calls", type=int, default=10, help="--cli: calls per cell")
+    parser.add_argument("--package", default="click", help="--cli: installed package to search")
     args = parser.parse_args()
+    if args.cli:
+        from search_cli_latency import run
+
+        return run(args.baseline, args.calls, args.package)
+    if args.tree is None:
+        parser.error("--tree is required (or --cli)")
     from agentic_lsp.config import load_settings
     from agentic_lsp.engine import Engine
 

@@ -312,13 +312,21 @@ class Engine:
         functions: bool = True,
         sections: bool = False,
         lanes: frozenset[str] | None = None,
+        dense: bool = True,
     ) -> SearchResponse:
-        """Files (``functions=False``) or two-phase results; ``lanes`` None: the task's own."""
+        """Files (``functions=False``) or two-phase results; ``lanes`` None: the task's own.
+
+        ``dense=False`` answers from the lexical, symbol and mention signals only: no query
+        embedding, so the embedding model is never loaded (nor functions embedded) for it.
+        """
         searcher = self.searcher
+        off = frozenset() if dense else frozenset({"dense"})
         if not functions:
-            return await asyncio.to_thread(lambda: searcher.search_files(query, limit, lanes=lanes))
+            return await asyncio.to_thread(
+                lambda: searcher.search_files(query, limit, lanes=lanes, disabled=off)
+            )
         return await asyncio.to_thread(
-            lambda: searcher.search(query, limit, None, sections, lanes=lanes)
+            lambda: searcher.search(query, limit, None, sections, lanes=lanes, disabled=off)
         )
 
 

@@ -29,6 +29,27 @@ def test_owner_found_when_its_port_accepts_connections(tmp_path: Path) -> None:
     assert owner is not None and owner.pid == os.getpid()
 
 
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o660])
+def test_a_runtime_file_others_may_read_is_not_trusted(tmp_path: Path, mode: int) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        write_runtime(runtime_path(tmp_path), _info(listener.getsockname()[1]))
+        runtime_path(tmp_path).chmod(mode)
+        assert find_owner(tmp_path) is None
+    assert runtime_path(tmp_path).exists()  # ignored, not ours to delete
+
+
+def test_a_symlinked_runtime_file_is_not_trusted(tmp_path: Path) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        elsewhere = tmp_path / "elsewhere.json"
+        write_runtime(elsewhere, _info(listener.getsockname()[1]))
+        runtime_path(tmp_path).symlink_to(elsewhere)
+        assert find_owner(tmp_path) is None
+
+
 def test_live_pid_without_a_listener_is_stale(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

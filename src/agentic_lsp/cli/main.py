@@ -105,6 +105,17 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--functions", action="store_true", help="two-phase: files → functions")
     search.add_argument("-k", "--limit", type=int, default=10, help="results to show")
     search.add_argument("--json", action="store_true", help="print results as JSON")
+    search.add_argument(
+        "--wait-dense",
+        action="store_true",
+        help="without a running server: load the embedding model (seconds) and use every "
+        "signal, instead of answering lexically at once",
+    )
+    search.add_argument(
+        "--no-bridge",
+        action="store_true",
+        help="answer in this process even when a running server owns the workspace",
+    )
     search.set_defaults(handler=_cmd_search)
 
     run = sub.add_parser("run", help="run a workflow on a task and review the diff")
@@ -230,7 +241,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from agentic_lsp.cli.subcommands import search
+    from agentic_lsp.cli.search_cmd import search
 
     return search(args)
 

@@ -113,37 +113,6 @@ def index(args: argparse.Namespace) -> int:
     return 0 if not summary.cancelled else 1
 
 
-def search(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from agentic_lsp.engine import Engine
-
-    root = _workspace(args.workspace)
-    engine = Engine(root, _settings(root, args))
-    engine.open()
-    try:
-        if not engine.indexed_files():
-            err.print(f"no index for {root} yet: indexing it first")
-        with _ProgressBar(enabled=err.is_terminal and not args.json) as bar:
-            engine.sync_blocking(bar)
-        response = asyncio.run(engine.search(args.query, args.limit, functions=args.functions))
-    finally:
-        engine.close_blocking()
-    if args.json:
-        print(json.dumps(asdict(response), indent=2))
-        return 0
-    if not response.results:
-        out.print(f"no results for {args.query!r}")
-    for rank, r in enumerate(response.results, start=1):
-        where = f"{r.path}:{r.start_line}-{r.end_line}" if r.kind != "file" else r.path
-        signals = ",".join(f"{k}#{v}" for k, v in r.signals.items())
-        label = f" {r.kind} {r.symbol}" if r.symbol else ""
-        out.print(f"{rank:>2}. {r.score:.4f} {where}{label}  [{signals}]")
-    for note in response.notes:
-        err.print(f"note: {note}")
-    return 0
-
-
 def _unavailable(what: str) -> int:
     raise AgenticError(
         f"{what} is not available in this version of agentic-lsp",

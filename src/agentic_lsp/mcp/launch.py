@@ -34,6 +34,7 @@ from agentic_lsp.mcp.runtime import (
     read_live_runtime,
     remove_runtime,
     runtime_path,
+    untrusted_reason,
 )
 from agentic_lsp.workspace import workspace_cache_dir
 
@@ -61,11 +62,16 @@ def _accepts_connections(info: RuntimeInfo, timeout: float = 2.0) -> bool:
         return False
 
 
-def find_owner(cache_dir: Path) -> RuntimeInfo | None:
-    """The live process serving this workspace, if any (stale runtime files are removed)."""
+def find_owner(cache_dir: Path, connect_timeout: float = 2.0) -> RuntimeInfo | None:
+    """The live process serving this workspace, if any (stale runtime files are removed; an
+    untrusted one, see :func:`~agentic_lsp.mcp.runtime.untrusted_reason`, is ignored)."""
     path = runtime_path(cache_dir)
+    reason = untrusted_reason(path)
+    if reason is not None:
+        log.warning("ignoring the MCP runtime file %s: %s", path, reason)
+        return None
     info = read_live_runtime(path)
-    if info is not None and not _accepts_connections(info):
+    if info is not None and not _accepts_connections(info, connect_timeout):
         log.info("MCP runtime file names pid %d but nothing listens on %s", info.pid, info.url)
         remove_runtime(path, info.pid)
         return None

@@ -4,7 +4,9 @@ Whoever serves MCP over HTTP for a workspace writes ``mcp-endpoint.json`` (URL, 
 pid) into the workspace's cache dir, readable by the user only (mode 0600), and removes it on
 exit. ``agentic-lsp mcp`` reads it to bridge to that process instead of opening the index a
 second time. A file whose pid is dead is stale: it is ignored, deleted, and replaced by the next
-host. Guarantees: the file appears atomically (never half written) and is never world-readable.
+host. A file that another user owns, or that other users may read or write (a symlink
+included), is not trusted: it could send a client and its requests to someone else's port.
+Guarantees: the file appears atomically (never half written) and is never world-readable.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 import json
 import logging
 import os
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -90,6 +93,25 @@ def read_runtime(path: Path) -> RuntimeInfo | None:
         with contextlib.suppress(OSError):
             path.unlink()
         return None
+
+
+def untrusted_reason(path: Path) -> str | None:
+    """Why the runtime file at ``path`` must not be trusted (``None``: it may be): a symlink, a
+    file another user owns, or one with any group/other permission bit, as a host never writes
+    it. A missing file has nothing to distrust."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot inspect it ({exc})"
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return f"it is owned by uid {info.st_uid}, not by this user"
+    if info.st_mode & 0o077:
+        return f"other users may read or write it (mode {stat.S_IMODE(info.st_mode):o})"
+    return None
 
 
 def read_live_runtime(path: Path) -> RuntimeInfo | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated
 
 from mcp.server.mcpserver import MCPServer
@@ -17,7 +18,7 @@ from pydantic import Field
 
 from agentic_lsp.changes.diff import split_lines
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.index.results import SearchResult
+from agentic_lsp.index.results import SearchResponse, SearchResult
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
 from agentic_lsp.mcp.render import Reply, decode_cursor, page_note
 
@@ -62,9 +63,23 @@ async def _identifier(
     return found.name, rel
 
 
-def _index_note(reply: Reply, engine: Engine) -> None:
+def _result_data(result: SearchResult) -> dict[str, object]:
+    """One result as data: every field the engine's :class:`SearchResult` has (so a bridged
+    ``agentic-lsp search --json`` prints what a local one does), the score rounded."""
+    return {**asdict(result), "score": round(result.score, 6)}
+
+
+def _response_notes(reply: Reply, engine: Engine, response: SearchResponse) -> None:
+    """The search's notes and the index state, in words and in ``data`` (with the files that
+    phase 1 considered and how many functions the query embedded)."""
+    notes = list(response.notes)
     if engine.state != "ready":
-        reply.line(f"note: the index is {engine.state}; results may be incomplete")
+        notes.append(f"the index is {engine.state}; results may be incomplete")
+    for note in notes:
+        reply.line(f"note: {note}")
+    reply.data["notes"] = notes
+    reply.data["files_considered"] = response.files_considered
+    reply.data["functions_embedded"] = response.functions_embedded
 
 
 MAX_QUERY_CHARS = 20_000  # a whole issue with its traceback fits
@@ -135,17 +150,11 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
             if snippet_lines and text is not None:
                 end = min(result.end_line, result.start_line + snippet_lines - 1)
                 reply.block(_lines(text, result.start_line, end), f"{where}")
-            shown.append({
-                "path": result.path, "start_line": result.start_line,
-                "end_line": result.end_line, "kind": result.kind, "symbol": result.symbol,
-                "score": round(result.score, 6), "signals": result.signals,
-            })  # fmt: skip
+            shown.append(_result_data(result))
         reply.data["results"] = shown
         more = len(response.results) > offset + len(shown)
         page_note(reply, len(shown), offset, None, more)
-        for note in response.notes:
-            reply.line(f"note: {note}")
-        _index_note(reply, engine)
+        _response_notes(reply, engine, response)
         return reply.result()
 
     @server.tool(annotations=READ_ONLY)
@@ -174,13 +183,10 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
             line = f"{rank}. {clean(result.path)}  score {result.score:.4f} [{_signals(result)}]"
             if not reply.line(line):
                 break
-            shown.append({"path": result.path, "score": round(result.score, 6),
-                          "language": result.language, "signals": result.signals})  # fmt: skip
+            shown.append(_result_data(result))
         reply.data["results"] = shown
         page_note(reply, len(shown), offset, None, len(response.results) > offset + len(shown))
-        for note in response.notes:
-            reply.line(f"note: {note}")
-        _index_note(reply, engine)
+        _response_notes(reply, engine, response)
         return reply.result()
 
     @server.tool(annotations=READ_ONLY)
