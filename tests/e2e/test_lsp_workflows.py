@@ -110,9 +110,9 @@ async def test_run_streams_events_and_progress_then_accept(editor: Editor) -> No
     [token] = [k for k, v in editor.client.progress_reports.items()
                if k not in known and v and v[0].title == "agentic: lsp_edit"]  # fmt: skip
     reports = editor.client.progress_reports[token]
+    await editor.wait_for(lambda: type(reports[-1]).__name__ == "WorkDoneProgressEnd", "end")
     assert reports[0].title == "agentic: lsp_edit" and reports[0].cancellable
     assert any("code" in (r.message or "") for r in reports[1:-1])
-    assert type(reports[-1]).__name__ == "WorkDoneProgressEnd"
 
     greet = uri(editor.root / "src" / "greet.py")
     hints = await editor.wait_for(lambda: editor.client.diagnostics.get(greet), "hints")

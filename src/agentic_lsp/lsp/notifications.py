@@ -253,6 +253,12 @@ class ProgressReporter:
         """Forward one run event: ``agentic/event`` always, ``$/progress`` for stage changes."""
         model = run_event_model(event.kind, event.data)
         data = model if model is not None else camel_keys(event.data)
+        if event.kind in ("run_finished", "run_waiting"):
+            # the progress ends before the event that says so: a client that acts on the
+            # event has already seen the end (notifications are processed in order)
+            self._end_for(token, event, model)
+            self.event(event.kind, data, root=str(root.path), run_id=event.run_id)
+            return
         self.event(event.kind, data, root=str(root.path), run_id=event.run_id)
         if isinstance(model, StageStartedEvent):
             self.report(token, f"{model.stage} (attempt {model.attempt})", force=True)
@@ -260,7 +266,9 @@ class ProgressReporter:
             self.report(token, f"{model.stage}: {'ok' if model.ok else 'failed'}", force=True)
         elif isinstance(model, ChangesetReadyEvent):
             self.report(token, f"changeset {model.changeset_id} ready for review", force=True)
-        elif event.kind == "run_finished":
+
+    def _end_for(self, token: str, event: RunEvent, model: Any) -> None:
+        if event.kind == "run_finished":
             self.end(token, model.status if isinstance(model, RunFinishedEvent) else "finished")
-        elif event.kind == "run_waiting":  # a person answers; respond starts a new progress
+        else:  # run_waiting: a person answers; respond starts a new progress
             self.end(token, f"waiting for your review of {event.data.get('stage', 'a stage')}")
