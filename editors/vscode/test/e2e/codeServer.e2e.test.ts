@@ -79,6 +79,13 @@ async function freePort(): Promise<number> {
 async function shot(name: string): Promise<string> {
   const file = path.join(SHOTS, `${name}.png`);
   await page.screenshot({ path: file });
+  if (name.startsWith('timeout-') && base) {
+    // what the extension and the server said (their output channels) goes beside the picture
+    const logs = path.join(base, 'user-data', 'logs');
+    if (fs.existsSync(logs)) {
+      fs.cpSync(logs, path.join(SHOTS, `${name}-logs`), { recursive: true });
+    }
+  }
   return file;
 }
 
