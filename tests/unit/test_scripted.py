@@ -55,6 +55,16 @@ def test_match_ignores_older_user_messages() -> None:
     assert m.invoke(history).content == "plain"
 
 
+def test_conversation_scope_matches_across_every_user_message() -> None:
+    step = {"scope": "conversation", "match": "(?=[\\s\\S]*feedback F)(?=[\\s\\S]*message M)",
+            "reply": "both seen"}  # fmt: skip
+    m = model([step, "plain"])
+    only_last = [HumanMessage("task with feedback F"), HumanMessage("unrelated")]
+    assert m.invoke(only_last).content == "plain"  # the message is missing: no match
+    both = [HumanMessage("task with feedback F"), AIMessage("ok"), HumanMessage("message M")]
+    assert m.invoke(both).content == "both seen"
+
+
 def test_role_filter_limits_a_step_to_one_role() -> None:
     script = Script.from_steps(
         [{"role": "tests", "reply": "tests reply"}, {"role": "code", "reply": "code reply"}]

@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -56,6 +56,12 @@ class ScriptStep(BaseModel):
     match: str | None = None
     role: str | None = None
     delay_s: float = Field(0.0, ge=0, le=60, description="Wait before replying (timeouts).")
+    scope: Literal["last", "conversation"] = Field(
+        "last",
+        description="What `match` reads: the system prompt and the last user message, or the "
+        "system prompt and every user message (feedback and messages sent to a run are "
+        "separate turns).",
+    )
 
     def applies_to(self, text: str) -> bool:
         if self.match is None:
@@ -140,8 +146,9 @@ class Script:
     ) -> ScriptedCall:
         """Consume the step for this prompt and record the call; ProviderError if none is left."""
         wanted = "\n".join(t for t in (_last(messages, "system"), _last(messages, "user")) if t)
+        whole = "\n".join(t for r, t in messages if r in ("system", "user") and t)
         with self._lock:
-            index = self._pick(wanted, role)
+            index = self._pick(wanted, whole, role)
             if index is None:
                 snippet = _last(messages, "user")[:80].replace("\n", " ")
                 raise ProviderError(
@@ -155,7 +162,7 @@ class Script:
             self._calls.append(call)
             return call
 
-    def _pick(self, text: str, role: str) -> int | None:
+    def _pick(self, text: str, whole: str, role: str) -> int | None:
         fallback: int | None = None
         for i, step in enumerate(self.steps):
             if i in self._used or (step.role is not None and step.role != role):
@@ -163,7 +170,7 @@ class Script:
             if step.match is None:
                 if fallback is None:
                     fallback = i
-            elif step.applies_to(text):
+            elif step.applies_to(whole if step.scope == "conversation" else text):
                 return i
         return fallback
 

@@ -49,6 +49,10 @@ export const JSON_ERROR = 'Expected comma';
  * (the server pins it under this header) and the diagnostic the editor reported there. */
 export const FIX_MATCH = `### src/greeting\\.json:\\d+-\\d+ selection \\(editor\\)[\\s\\S]*${JSON_ERROR}`;
 
+/** What the e2e reviewer asks for at the gate, and the message it sends the waiting run. */
+export const REVISE_FEEDBACK = 'Name the sum total';
+export const RUN_MESSAGE = 'Keep the parameter names a and b';
+
 export function editReply(old: string, replacement: string, file = 'src/greet.py'): string {
   return `${file}\n<<<<<<< SEARCH\n${old}\n=======\n${replacement}\n>>>>>>> REPLACE\n`;
 }
@@ -65,6 +69,10 @@ export const SCRIPT = [
   },
   { role: 'code', match: 'Slow task', delay_s: 8, reply: editReply('def greet(name):', 'def greet(name):  # slow') },
   { role: 'code', match: FIX_MATCH, reply: editReply('  "greeting": "hello"', '  "greeting": "hello",', 'src/greeting.json') },
+  // the revision of the gated run: only a prompt that holds the reviewer's feedback and the
+  // message sent while the run waited gets this edit (a step applies to the first prompt it
+  // matches, and the revision's prompt holds the task too: this step comes first)
+  { role: 'code', scope: 'conversation', match: `(?=[\\s\\S]*${REVISE_FEEDBACK})(?=[\\s\\S]*${RUN_MESSAGE})`, reply: editReply('    return a + b', '    total = a + b\n    return total', 'src/calc.py') },
   { role: 'code', match: 'Type the adder', reply: editReply('def add_numbers(a, b):', 'def add_numbers(a: int, b: int) -> int:', 'src/calc.py') },
 ];
 
