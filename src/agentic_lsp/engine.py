@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import logging
 import threading
 from collections import Counter
@@ -33,7 +34,9 @@ from agentic_lsp.index.embedding.model import (
 from agentic_lsp.index.indexer import Indexer
 from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary, ProgressFn
 from agentic_lsp.index.retrieval.search import Searcher, SearchResponse
+from agentic_lsp.index.state_snapshot import StateSnapshot
 from agentic_lsp.index.storage.opening import OpenedStore, open_store, recorded_dim
+from agentic_lsp.index.storage.vector_store import META_FILE, SCHEMA_VERSION
 from agentic_lsp.index.sync import Watcher
 from agentic_lsp.navigation import Navigation, ReadableFiles
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
@@ -95,11 +98,36 @@ class Engine:
         if unavailable:
             self.message = unavailable
         self._indexer = Indexer(
-            self.root, self.settings, self._opened.store, self.cache_dir, self._buffers
+            self.root,
+            self.settings,
+            self._opened.store,
+            self.cache_dir,
+            self._buffers,
+            snapshot=self._state_snapshot(model_id, dim),
         )
         self._indexer.load_state()
         self._searcher = Searcher(self._indexer)
         self._navigation = Navigation(self._indexer, self.readable)
+
+    def _state_snapshot(self, model_id: str, dim: int) -> StateSnapshot | None:
+        """The restart snapshot of an embedded store (a server's store may be written by other
+        processes, so it is always read). Tied to this store: its meta's creation stamp."""
+        if self.settings.index.store != "edge":
+            return None
+        store_dir = self.cache_dir / "store"
+        try:
+            meta = json.loads((store_dir / META_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        identity = {
+            "root": str(self.root),
+            "store": str(store_dir),
+            "created": meta.get("created"),
+            "schema_version": SCHEMA_VERSION,
+            "model_id": model_id,
+            "dim": dim,
+        }
+        return StateSnapshot(self.cache_dir, identity)
 
     def _embedding_dim(self, model_id: str) -> tuple[int, str]:
         """The store's dimension, and why dense search is unavailable ("" when it is not).

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 
 from agentic_lsp.config import Settings
@@ -32,6 +32,7 @@ from agentic_lsp.index.orphans import parse_pool
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
 from agentic_lsp.index.retrieval.lanes import lane_of
 from agentic_lsp.index.retrieval.symbols import SymbolTable
+from agentic_lsp.index.state_snapshot import StateSnapshot
 from agentic_lsp.index.storage.vector_store import VectorStore, Where
 
 log = logging.getLogger(__name__)
@@ -61,9 +62,12 @@ class Indexer(DenseVectors):
         store: VectorStore,
         cache_dir: Path,
         overlays: dict[str, str] | None = None,
+        snapshot: StateSnapshot | None = None,
     ) -> None:
         """``overlays``: unsaved editor text by workspace path, owned by the Engine (which alone
-        changes it, through :meth:`set_overlay`); indexed instead of the files on disk."""
+        changes it, through :meth:`set_overlay`); indexed instead of the files on disk.
+        ``snapshot``: where the records and symbols are saved between runs (an embedded store
+        only: nothing else writes it), so that a restart need not scroll the store."""
         self.root = root
         self.settings = settings
         self.store = store
@@ -73,6 +77,7 @@ class Indexer(DenseVectors):
         self.symbols = SymbolTable()
         self.overlays: dict[str, str] = overlays if overlays is not None else {}
         self.rules = IgnoreRules.load(root, settings.index)
+        self.snapshot = snapshot
         self._write_lock = threading.Lock()
         self._embedder: Embedder | None = None
         self._cache: EmbeddingCache | None = None
@@ -90,7 +95,10 @@ class Indexer(DenseVectors):
     # -- state ---------------------------------------------------------------------------------
 
     def load_state(self) -> None:
-        """Rebuild records and the symbol table from the store: no file is read or parsed."""
+        """Rebuild records and the symbol table from the snapshot when it still describes the
+        store, else from the store's points: no file is read or parsed either way."""
+        if self.snapshot is not None and self._load_snapshot(self.snapshot):
+            return
         records: dict[str, FileRecord] = {}
         imports: dict[str, list[str]] = {}
         for hit in self.store.scroll("files"):
@@ -107,6 +115,39 @@ class Indexer(DenseVectors):
         for path in records:
             syms = sorted(by_path.get(path, []), key=lambda s: (s.start_line, s.qualname))
             self.symbols.replace_file(path, syms, imports.get(path, []))
+
+    def _load_snapshot(self, snapshot: StateSnapshot) -> bool:
+        state = snapshot.load_matching(self.store)
+        if state is None:
+            return False
+        self.records = {r.path: FileRecord(*astuple(r)) for r in state.records}
+        self.generation += 1
+        for path in self.records:
+            self.symbols.replace_file(
+                path, state.symbols.get(path, []), state.imports.get(path, [])
+            )
+        return True
+
+    def _store_changes(self) -> None:
+        """Called before every write of records/symbols to the store."""
+        if self.snapshot is not None:
+            self.snapshot.invalidate()
+
+    def _records_touched(self) -> None:
+        """A record's size/mtime changed in memory only (same content): the snapshot on disk
+        still matches the store, but saving again spares the next start re-reading the file."""
+        if self.snapshot is not None:
+            self.snapshot.outdated = True
+
+    def save_snapshot(self) -> None:
+        """Flush the store and save the state it holds (no-op when the saved one is current).
+        Writers wait meanwhile, so the snapshot is exactly what the store holds."""
+        snapshot = self.snapshot
+        if snapshot is None or (snapshot.valid and not snapshot.outdated):
+            return
+        with self._write_lock:
+            self.store.flush()
+            snapshot.save(list(self.records.values()), *self.symbols.export())
 
     # -- full sync -----------------------------------------------------------------------------
 
@@ -150,6 +191,8 @@ class Indexer(DenseVectors):
                 self.schedule_function_vectors(parsed)
         if summary.parsed or summary.removed or summary.embedded or summary.embed_reused:
             self.store.flush()
+        if not summary.cancelled:
+            self.save_snapshot()
         summary.timings["total"] = time.perf_counter() - started
         return summary
 
@@ -198,6 +241,7 @@ class Indexer(DenseVectors):
                     record.mtime_ns, record.size = found.mtime_ns, found.size
                     summary.unchanged += 1
                     summary.rechecked += 1
+                    self._records_touched()
                 else:
                     pending.append(build)
                     summary.parsed += 1
@@ -231,6 +275,7 @@ class Indexer(DenseVectors):
         unchanged keep their points (and dense vectors); stale ones are deleted."""
         if not builds:
             return
+        self._store_changes()
         known = [b.rel_path for b in builds if b.rel_path in self.records]
         old: dict[str, object] = {}
         if known:
@@ -270,11 +315,13 @@ class Indexer(DenseVectors):
             self.symbols.replace_file(b.rel_path, b.symbols, b.imports)
 
     def _remove(self, paths: Sequence[str]) -> None:
+        paths = [p for p in paths if p in self.records]  # a file skipped before has no points
         if not paths:
             return
+        self._store_changes()
         self.generation += 1
         for collection in ("files", "functions", "sections"):
-            self.store.delete_paths(collection, list(paths))
+            self.store.delete_paths(collection, paths)
         for path in paths:
             self.records.pop(path, None)
             self.symbols.remove_file(path)
@@ -283,6 +330,10 @@ class Indexer(DenseVectors):
         """Stop background embedding (waiting for a batch in flight), then close the store."""
         self._closing.set()
         self._background.shutdown(wait=True, cancel_futures=True)
+        try:
+            self.save_snapshot()
+        except Exception:  # the next start reads the store instead
+            log.exception("could not save the index state snapshot")
         self.store.close()
 
     def _rebuild(self, path: str) -> FileBuild | None:
@@ -318,6 +369,7 @@ class Indexer(DenseVectors):
                 if record is not None and record.content_hash == build.content_hash:
                     record.mtime_ns, record.size = found.mtime_ns, found.size
                     summary.unchanged += 1
+                    self._records_touched()
                     continue
                 self._store_builds([build])
                 builds.append(build)

@@ -149,6 +149,13 @@ class SymbolTable:
         with self._lock:
             return list(self._imports.get(path, []))
 
+    def export(self) -> tuple[dict[str, list[Symbol]], dict[str, list[str]]]:
+        """Every file's symbols and imports (copies of the lists), for the state snapshot."""
+        with self._lock:
+            symbols = {p: list(v) for p, v in self._by_path.items()}
+            imports = {p: list(v) for p, v in self._imports.items()}
+        return symbols, imports
+
     def count(self) -> int:
         with self._lock:
             return sum(len(v) for v in self._by_path.values())

@@ -1,0 +1,170 @@
+"""The indexer's in-memory state (file records, symbols, imports) saved beside the store, so a
+restart reads one file instead of scrolling every point of the store.
+
+A snapshot is only trusted while the store has not been written since it was saved: the indexer
+deletes it before its first write after loading or saving it (:meth:`StateSnapshot.invalidate`)
+and saves a fresh one after the writes are flushed. A crash between the two leaves no snapshot,
+and the next start rebuilds the state from the store as before. The format is JSON (never
+pickle: the cache folder is trusted no more than it has to be); a file with another version, an
+identity that does not match (store path, embedding model, schema) or one that does not parse is
+ignored and removed.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from agentic_lsp.index.models import Symbol
+from agentic_lsp.index.storage.vector_store import VectorStore
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+FILE_NAME = "index-state.json"
+SYMBOL_FIELDS = tuple(f.name for f in fields(Symbol))
+RECORD_FIELDS = ("path", "content_hash", "size", "mtime_ns", "language")
+
+
+@dataclass(frozen=True)
+class Record:
+    path: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    language: str | None
+
+
+@dataclass
+class State:
+    records: list[Record]
+    symbols: dict[str, list[Symbol]]
+    imports: dict[str, list[str]]
+
+
+class StateSnapshot:
+    """One snapshot file; ``identity`` names what it belongs to (a mismatch discards it)."""
+
+    def __init__(self, folder: Path, identity: dict[str, Any]) -> None:
+        self.path = folder / FILE_NAME
+        self.identity = identity
+        self._valid = False  # a snapshot on disk matches the store (loaded or saved since)
+        self.outdated = False  # it does, but records' sizes/mtimes changed in memory since
+        self._lock = threading.Lock()
+
+    @property
+    def valid(self) -> bool:
+        """The file on disk describes the store (loaded or saved, not invalidated since)."""
+        return self._valid
+
+    def load(self) -> State | None:
+        """The saved state, or ``None`` (missing, stale format, another identity, unreadable).
+        The file stays valid until :meth:`invalidate`."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            log.info("index state snapshot unreadable (%s): rebuilding from the store", exc)
+            return None
+        try:
+            with _no_gc():  # ~10^5 small objects: the cyclic collector would scan them often
+                data = json.loads(raw)
+                if (
+                    data.get("format") != FORMAT
+                    or data.get("identity") != self.identity
+                    or tuple(data.get("symbol_fields", ())) != SYMBOL_FIELDS
+                ):
+                    raise ValueError("another format or index")
+                state = State(
+                    [Record(*r) for r in data["records"]],
+                    {p: [Symbol(*s) for s in syms] for p, syms in data["symbols"].items()},
+                    {p: list(i) for p, i in data["imports"].items()},
+                )
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            log.info("index state snapshot ignored (%s): rebuilding from the store", exc)
+            self._remove()
+            return None
+        self._valid = True
+        return state
+
+    def invalidate(self) -> None:
+        """The store is about to change: the snapshot on disk no longer describes it."""
+        if not self._valid:
+            return
+        with self._lock:
+            if self._valid:
+                self._remove()
+                self._valid = False
+
+    def load_matching(self, store: VectorStore) -> State | None:
+        """:meth:`load`, checked against the store's point counts: a snapshot a process wrote
+        without invalidating it first (it cannot happen here; a copied cache folder can) is
+        removed, never used."""
+        state = self.load()
+        if state is None:
+            return None
+        functions = sum(len(v) for v in state.symbols.values())
+        if len(state.records) != store.count("files") or functions != store.count("functions"):
+            log.warning("the index state snapshot does not match the store: reading the store")
+            self.invalidate()
+            return None
+        return state
+
+    def save(
+        self,
+        records: Sequence[Any],
+        symbols: dict[str, list[Symbol]],
+        imports: dict[str, list[str]],
+    ) -> None:
+        """Write the state (atomically, user-only) after the store's writes were flushed;
+        ``records`` have the fields of :class:`Record`."""
+        data = {
+            "format": FORMAT,
+            "identity": self.identity,
+            "symbol_fields": SYMBOL_FIELDS,
+            "records": [[getattr(r, name) for name in RECORD_FIELDS] for r in records],
+            "symbols": {p: [_symbol_row(s) for s in syms] for p, syms in symbols.items()},
+            "imports": imports,
+        }
+        tmp = self.path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
+        with self._lock:
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump(data, f, separators=(",", ":"))
+                os.replace(tmp, self.path)
+            except OSError as exc:
+                log.info("could not save the index state snapshot: %s", exc)
+                tmp.unlink(missing_ok=True)
+                return
+            self._valid, self.outdated = True, False
+
+    def _remove(self) -> None:
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError as exc:  # a snapshot that cannot be removed must not be trusted later
+            log.warning("could not remove the stale index snapshot %s: %s", self.path, exc)
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _symbol_row(symbol: Symbol) -> tuple[Any, ...]:
+    return tuple(getattr(symbol, name) for name in SYMBOL_FIELDS)

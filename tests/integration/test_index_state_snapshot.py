@@ -1,0 +1,178 @@
+"""The restart snapshot of the index state, on a real Qdrant Edge store and real tree-sitter: a
+restart reads it instead of the store, and it is never trusted once the store may differ (a write
+after it, a crash before the next save, another store, a tampered or broken file)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agentic_lsp.config import load_settings
+from agentic_lsp.engine import Engine
+from agentic_lsp.index.state_snapshot import FILE_NAME
+
+FILES = {
+    "src/shop/cart.py": "class Cart:\n    def add(self, item):\n        return item\n\n"
+    "    def total(self):\n        return 0\n",
+    "src/shop/tax.py": "import decimal\n\ndef vat(country):\n    return 0.19\n",
+    "web/retry.ts": "export function retry(n: number): number {\n  return n;\n}\n",
+}
+
+
+def open_engine(root: Path, cache: Path) -> Engine:
+    env = {**os.environ, "AGENTIC_LSP_CACHE_DIR": str(cache)}
+    engine = Engine(root, load_settings(root, environ=env))
+    engine.open()
+    return engine
+
+
+def state(engine: Engine) -> tuple[dict, dict, dict]:
+    symbols, imports = engine.indexer.symbols.export()
+    records = {p: vars(r).copy() for p, r in engine.indexer.records.items()}
+    return records, symbols, imports
+
+
+def from_store(root: Path, cache: Path) -> tuple[dict, dict, dict]:
+    """The state rebuilt from the store's points alone (the path without a snapshot)."""
+    engine = open_engine(root, cache)
+    try:
+        return state_of_store_while_open(engine)
+    finally:
+        engine.indexer.close()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "repo"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    cache = tmp_path / "cache"
+    engine = open_engine(root, cache)
+    engine.sync_blocking(embed=False)
+    engine.indexer.close()
+    return root, cache
+
+
+def snapshot_file(cache: Path) -> Path:
+    [found] = cache.glob(f"workspaces/*/{FILE_NAME}")
+    return found
+
+
+def test_a_restart_reads_the_snapshot_and_gets_what_the_store_holds(workspace) -> None:
+    root, cache = workspace
+    saved = snapshot_file(cache)
+    assert saved.stat().st_mode & 0o077 == 0  # user-only
+    engine = open_engine(root, cache)
+    try:
+        assert engine.indexer.snapshot is not None and engine.indexer.snapshot.valid
+        loaded = state(engine)
+        summary = engine.sync_blocking(embed=False)
+        assert (summary.parsed, summary.removed) == (0, 0)
+    finally:
+        engine.indexer.close()
+    assert loaded == from_store(root, cache)
+    assert "Cart.total" in {s.qualname for s in loaded[1]["src/shop/cart.py"]}
+
+
+def test_a_write_removes_the_snapshot_before_the_store_changes(workspace) -> None:
+    root, cache = workspace
+    engine = open_engine(root, cache)
+    (root / "src/shop/tax.py").write_text(
+        "def vat(country):\n    return 0.2\n\ndef gst():\n    pass\n"
+    )
+    engine.indexer.update_paths(["src/shop/tax.py"], embed=False)
+    assert not snapshot_file_exists(cache)
+    # a crash now (no close, no save): the next start reads the store and sees the change
+    engine.indexer.store.flush()
+    engine.indexer.store.close()
+    again = open_engine(root, cache)
+    try:
+        assert "gst" in {s.name for s in again.indexer.symbols.symbols_in("src/shop/tax.py")}
+        assert state(again) == state_of_store_while_open(again)
+    finally:
+        again.indexer.close()
+    assert snapshot_file_exists(cache)  # saved again at the clean close
+
+
+def test_a_sync_that_changes_nothing_keeps_the_snapshot_and_one_that_does_saves_it(
+    workspace,
+) -> None:
+    root, cache = workspace
+    before = snapshot_file(cache).stat().st_mtime_ns
+    engine = open_engine(root, cache)
+    try:
+        engine.sync_blocking(embed=False)
+        assert snapshot_file(cache).stat().st_mtime_ns == before
+        (root / "src/shop/new.py").write_text("def fresh():\n    return 1\n")
+        engine.sync_blocking(embed=False)
+        data = json.loads(snapshot_file(cache).read_text())
+        assert "src/shop/new.py" in {r[0] for r in data["records"]}
+    finally:
+        engine.indexer.close()
+
+
+def test_a_snapshot_that_does_not_match_the_store_is_never_used(workspace) -> None:
+    root, cache = workspace
+    saved = snapshot_file(cache)
+    data = json.loads(saved.read_text())
+    data["records"] = data["records"][:-1]  # a record the store has is missing
+    saved.write_text(json.dumps(data))
+    engine = open_engine(root, cache)
+    try:
+        assert set(engine.indexer.records) == set(FILES)
+        assert not engine.indexer.snapshot.valid
+    finally:
+        engine.indexer.close()
+    assert state_after_restart(root, cache) == from_store(root, cache)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: b"{not json",
+        lambda d: json.dumps({**d, "format": 999}).encode(),
+        lambda d: json.dumps(
+            {**d, "identity": {**d["identity"], "created": "another store"}}
+        ).encode(),
+        lambda d: json.dumps({**d, "symbol_fields": ["name"]}).encode(),
+        lambda d: json.dumps({**d, "records": [["x"]]}).encode(),
+    ],
+    ids=["garbage", "format", "another-store", "fields", "short-record"],
+)
+def test_a_broken_or_foreign_snapshot_is_ignored_and_removed(workspace, damage) -> None:
+    root, cache = workspace
+    saved = snapshot_file(cache)
+    saved.write_bytes(damage(json.loads(saved.read_text())))
+    engine = open_engine(root, cache)
+    try:
+        assert set(engine.indexer.records) == set(FILES)
+        assert not saved.exists()
+    finally:
+        engine.indexer.close()
+    assert saved.exists()  # a good one replaces it at the clean close
+
+
+def snapshot_file_exists(cache: Path) -> bool:
+    return any(cache.glob(f"workspaces/*/{FILE_NAME}"))
+
+
+def state_of_store_while_open(engine: Engine) -> tuple[dict, dict, dict]:
+    snapshot, engine.indexer.snapshot = engine.indexer.snapshot, None
+    try:
+        engine.indexer.records, engine.indexer.symbols = {}, type(engine.indexer.symbols)()
+        engine.indexer.load_state()
+        return state(engine)
+    finally:
+        engine.indexer.snapshot = snapshot
+
+
+def state_after_restart(root: Path, cache: Path) -> tuple[dict, dict, dict]:
+    engine = open_engine(root, cache)
+    try:
+        return state(engine)
+    finally:
+        engine.indexer.close()
