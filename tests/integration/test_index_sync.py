@@ -170,6 +170,33 @@ def test_function_embeddings_are_selective(repo: Path) -> None:
     close(engine)
 
 
+def test_a_query_leaves_a_file_with_too_many_missing_functions_to_the_background(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parsing a generated file of 40,000 functions to embed 32 of them cost ~5 s per query: a
+    query skips a file with more missing functions than the cap and queues it instead."""
+    from agentic_lsp.index.embedding import dense_vectors
+
+    engine = open_engine(repo, **NO_BACKGROUND)
+    engine.sync_blocking()
+    monkeypatch.setattr(dense_vectors, "QUERY_PARSE_MAX_FUNCTIONS", 2)  # invoice.py has 3
+    parsed: list[str] = []
+    rebuild = engine.indexer._rebuild
+    monkeypatch.setattr(engine.indexer, "_rebuild", lambda p: parsed.append(p) or rebuild(p))
+    queued: list[str] = []
+    monkeypatch.setattr(
+        engine.indexer,
+        "schedule_function_vectors",
+        lambda paths=(), everything=True: queued.extend(paths),
+    )
+    paths = ["src/billing/invoice.py", "src/billing/tax.py"]
+    assert engine.indexer.ensure_function_vectors(paths, budget=32) == 1  # tax.py's one
+    assert parsed == ["src/billing/tax.py"] and queued == ["src/billing/invoice.py"]
+    # the background worker itself is not capped: it embeds the big file
+    assert engine.indexer.ensure_function_vectors(paths, background=True) == 3
+    close(engine)
+
+
 def synced_with_worker_held(repo: Path) -> tuple[Engine, Callable[[], None]]:
     """An engine after a sync whose background function worker was handed over, not run."""
     engine = open_engine(repo)

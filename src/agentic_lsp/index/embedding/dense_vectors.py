@@ -40,6 +40,9 @@ DEFERRED_ORDER = {"source": 0, "test": 1, "docs": 2, "config": 3, "vendored": 4}
 DEFERRED_FILES = 16  # files per background step (their file and section texts)
 FUNCTION_MAX_TOKENS = 128  # signature, doc and first lines; halves the cost of 256
 BACKGROUND_BATCH = 32  # small, so a query waiting for the model waits for one short batch
+# A query parses a file to embed (a budget of) its functions: one with more missing vectors than
+# this (generated code) goes to the background instead (40,000 functions took ~5 s to parse here).
+QUERY_PARSE_MAX_FUNCTIONS = 2_000
 
 
 def _never() -> bool:
@@ -256,6 +259,17 @@ class DenseVectors(ABC):
                     )
         return True
 
+    def _parseable_now(self, paths: Sequence[str]) -> list[str]:
+        """``paths`` without files too big to parse on a query's path (queued instead)."""
+        kept: list[str] = []
+        huge: list[str] = []
+        for path in dict.fromkeys(paths):
+            missing = self.store.count("functions", Where(paths=[path], has_dense=False))
+            (huge if missing > QUERY_PARSE_MAX_FUNCTIONS else kept).append(path)
+        if huge:
+            self.schedule_function_vectors(huge, everything=False)
+        return kept
+
     def ensure_function_vectors(
         self,
         paths: Sequence[str],
@@ -266,6 +280,7 @@ class DenseVectors(ABC):
         """Selective function embeddings: only for ``paths`` (phase-2 files, best first), at most
         ``budget`` of them per call, cached by content hash so later queries reuse them."""
         cancel = cancel or _never
+        paths = self._parseable_now(paths) if budget is not None and not background else paths
         missing = list(self.store.scroll("functions", Where(paths=list(paths), has_dense=False)))
         if not missing:
             return 0
