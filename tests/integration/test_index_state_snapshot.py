@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,19 +30,27 @@ def open_engine(root: Path, cache: Path) -> Engine:
     return engine
 
 
-def state(engine: Engine) -> tuple[dict, dict, dict]:
+State = tuple[dict, dict, dict]
+
+
+def state(engine: Engine) -> State:
     symbols, imports = engine.indexer.symbols.export()
     records = {p: vars(r).copy() for p, r in engine.indexer.records.items()}
     return records, symbols, imports
 
 
-def from_store(root: Path, cache: Path) -> tuple[dict, dict, dict]:
-    """The state rebuilt from the store's points alone (the path without a snapshot)."""
+def after_restart(root: Path, cache: Path, read: Callable[[Engine], State] = state) -> State:
+    """``read`` of a freshly opened engine (closed again after)."""
     engine = open_engine(root, cache)
     try:
-        return state_of_store_while_open(engine)
+        return read(engine)
     finally:
         engine.indexer.close()
+
+
+def from_store(root: Path, cache: Path) -> State:
+    """The state rebuilt from the store's points alone (the path without a snapshot)."""
+    return after_restart(root, cache, state_of_store_while_open)
 
 
 @pytest.fixture
@@ -127,7 +136,7 @@ def test_a_snapshot_that_does_not_match_the_store_is_never_used(workspace) -> No
         assert not engine.indexer.snapshot.valid
     finally:
         engine.indexer.close()
-    assert state_after_restart(root, cache) == from_store(root, cache)
+    assert after_restart(root, cache) == from_store(root, cache)
 
 
 @pytest.mark.parametrize(
@@ -160,7 +169,7 @@ def snapshot_file_exists(cache: Path) -> bool:
     return any(cache.glob(f"workspaces/*/{FILE_NAME}"))
 
 
-def state_of_store_while_open(engine: Engine) -> tuple[dict, dict, dict]:
+def state_of_store_while_open(engine: Engine) -> State:
     snapshot, engine.indexer.snapshot = engine.indexer.snapshot, None
     try:
         engine.indexer.records, engine.indexer.symbols = {}, type(engine.indexer.symbols)()
@@ -168,11 +177,3 @@ def state_of_store_while_open(engine: Engine) -> tuple[dict, dict, dict]:
         return state(engine)
     finally:
         engine.indexer.snapshot = snapshot
-
-
-def state_after_restart(root: Path, cache: Path) -> tuple[dict, dict, dict]:
-    engine = open_engine(root, cache)
-    try:
-        return state(engine)
-    finally:
-        engine.indexer.close()

@@ -59,7 +59,9 @@ log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 INSTRUCTIONS = """\
-agentic-lsp: code intelligence for one workspace, backed by a live index.
+agentic-lsp: code intelligence for a workspace (or each root the client declares; tools take an
+optional `root`), backed by a live index. Steer long runs with run_status, send_message,
+respond_to_run (review gates), prune_stage and cancel_run.
 Find code with search_code (semantic + lexical), find_symbol, find_definition, find_references;
 read with read_file, document_symbols, get_ast_node. Changes come from workflows: run_workflow
 proposes a changeset (a reviewable diff); nothing is written until accept_changeset.
