@@ -102,14 +102,20 @@ async def test_search_asks_the_editors_server_and_prints_its_answer(tmp_path: Pa
     assert here["results"][0]["symbol"] == "Circle.area"
 
 
-def test_a_stale_runtime_file_falls_back_quickly_with_a_note(tmp_path: Path) -> None:
-    root, env = _workspace(tmp_path)
+def _runtime_of_nobody(root: Path) -> Path:
+    """Write a runtime file naming a live pid (this test) that serves nothing on its port;
+    returns the workspace's cache folder."""
     cache_dir = workspace_cache_dir(root, load_settings(root).settings)
-    # a live pid (this test) that serves nothing on the port the file names
-    dead_port = RuntimeInfo(
+    info = RuntimeInfo(
         os.getpid(), "http://127.0.0.1:9/mcp", "127.0.0.1", 9, "t" * 43, str(root), time.time()
     )
-    write_runtime(runtime_path(cache_dir), dead_port)
+    write_runtime(runtime_path(cache_dir), info)
+    return cache_dir
+
+
+def test_a_stale_runtime_file_falls_back_quickly_with_a_note(tmp_path: Path) -> None:
+    root, env = _workspace(tmp_path)
+    cache_dir = _runtime_of_nobody(root)
     answer, stderr, seconds = _cli(root, env, "greet someone", "--functions")
     assert "runtime file names no live, trusted agentic-lsp server" in stderr
     assert "answered here, lexically" in stderr
@@ -120,11 +126,7 @@ def test_a_stale_runtime_file_falls_back_quickly_with_a_note(tmp_path: Path) -> 
 
 def test_a_runtime_file_others_can_read_is_not_trusted(tmp_path: Path) -> None:
     root, env = _workspace(tmp_path)
-    cache_dir = workspace_cache_dir(root, load_settings(root).settings)
-    info = RuntimeInfo(
-        os.getpid(), "http://127.0.0.1:9/mcp", "127.0.0.1", 9, "t" * 43, str(root), time.time()
-    )
-    write_runtime(runtime_path(cache_dir), info)
+    cache_dir = _runtime_of_nobody(root)
     runtime_path(cache_dir).chmod(0o644)
     _, stderr, _ = _cli(root, env, "greet someone")
     assert "runtime file names no live, trusted" in stderr

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentic_lsp.config import Settings
@@ -120,7 +120,7 @@ class Indexer(DenseVectors):
         state = snapshot.load_matching(self.store)
         if state is None:
             return False
-        self.records = {r.path: FileRecord(*astuple(r)) for r in state.records}
+        self.records = {row[0]: FileRecord(*row) for row in state.records}
         self.generation += 1
         for path in self.records:
             self.symbols.replace_file(

@@ -34,18 +34,9 @@ SYMBOL_FIELDS = tuple(f.name for f in fields(Symbol))
 RECORD_FIELDS = ("path", "content_hash", "size", "mtime_ns", "language")
 
 
-@dataclass(frozen=True)
-class Record:
-    path: str
-    content_hash: str
-    size: int
-    mtime_ns: int
-    language: str | None
-
-
 @dataclass
 class State:
-    records: list[Record]
+    records: list[tuple[Any, ...]]  # rows of RECORD_FIELDS (the indexer's FileRecord fields)
     symbols: dict[str, list[Symbol]]
     imports: dict[str, list[str]]
 
@@ -85,7 +76,7 @@ class StateSnapshot:
                 ):
                     raise ValueError("another format or index")
                 state = State(
-                    [Record(*r) for r in data["records"]],
+                    [_row(r, len(RECORD_FIELDS)) for r in data["records"]],
                     {p: [Symbol(*s) for s in syms] for p, syms in data["symbols"].items()},
                     {p: list(i) for p, i in data["imports"].items()},
                 )
@@ -126,7 +117,7 @@ class StateSnapshot:
         imports: dict[str, list[str]],
     ) -> None:
         """Write the state (atomically, user-only) after the store's writes were flushed;
-        ``records`` have the fields of :class:`Record`."""
+        ``records`` have the fields of :data:`RECORD_FIELDS`."""
         data = {
             "format": FORMAT,
             "identity": self.identity,
@@ -164,6 +155,12 @@ def _no_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def _row(values: Any, size: int) -> tuple[Any, ...]:
+    if not isinstance(values, list) or len(values) != size:
+        raise ValueError(f"a record of {size} fields expected")
+    return tuple(values)
 
 
 def _symbol_row(symbol: Symbol) -> tuple[Any, ...]:
