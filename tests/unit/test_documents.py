@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
+import pytest
+
+from agentic_lsp.index import documents
 from agentic_lsp.index.documents import (
     FILE_DOC_MAX_CHARS,
     FUNCTION_DOC_MAX_CHARS,
@@ -14,6 +18,7 @@ from agentic_lsp.index.documents import (
     identifier_terms,
     symbol_id,
     symbol_ids,
+    term_counts,
 )
 from agentic_lsp.index.models import ParsedFile
 from agentic_lsp.index.parsing.parser import parse_file
@@ -134,3 +139,26 @@ def test_identifier_terms_split_camel_snake_and_dotted_names() -> None:
     assert identifier_terms("größe_berechnen") == ["größe_berechnen", "größe", "berechnen"]
     terms = identifier_terms("def save(user): user.save()")
     assert terms == ["def", "save", "user", "user.save", "user", "save"]
+
+
+SAMPLE = """
+class HttpClient(BaseClient):
+    def parseHttpRequest(self, raw_request, MAX_SIZE=10):
+        return os.path.join(self.root, raw_request.path)  # größe_berechnen parse parse
+"""
+
+
+def test_term_counts_are_the_counts_of_identifier_terms_whatever_the_memo_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The memo of split identifiers changes nothing: counted per distinct identifier, over
+    several texts, with an empty memo, a warm one, and one that overflows on every insert."""
+    expected = Counter(identifier_terms(SAMPLE) + identifier_terms("parse os.path"))
+    documents._TERMS_MEMO.clear()
+    assert term_counts(SAMPLE, "parse os.path") == expected
+    assert term_counts(SAMPLE, "parse os.path") == expected  # memo warm
+    monkeypatch.setattr(documents, "_TERMS_MEMO_MAX", 1)
+    documents._TERMS_MEMO.clear()
+    assert term_counts(SAMPLE, "parse os.path") == expected
+    assert len(documents._TERMS_MEMO) <= 1
+    assert identifier_terms("os.path.join") == ["os.path.join", "os", "path", "join"]

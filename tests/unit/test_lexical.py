@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections import Counter
+from hashlib import blake2b
 
 import pytest
 
-from agentic_lsp.index.lexical import K1, encode_query, encode_sparse, term_index
+from agentic_lsp.index import lexical
+from agentic_lsp.index.lexical import K1, encode_counts, encode_query, encode_sparse, term_index
 
 
 def weight(vector_terms: list[str], term: str, **kw: float) -> float:
@@ -63,3 +66,24 @@ def test_query_vector_is_binary() -> None:
     assert q.indices == sorted({term_index("parse"), term_index("config")})
     assert q.values == [1.0, 1.0]
     assert encode_query([]).indices == []
+
+
+def test_counts_encode_like_terms_and_the_index_memo_changes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    terms = ["parse", "config", "parse", "Parse", "", "loader", "parse"]
+    expected = encode_sparse(terms, avg_len=7.0)
+    assert encode_counts(Counter(terms), avg_len=7.0) == expected
+    fresh = {
+        t: int.from_bytes(blake2b(t.casefold().encode(), digest_size=4).digest(), "little")
+        for t in set(terms)
+        if t
+    }
+    monkeypatch.setattr(lexical, "_INDEX_MEMO_MAX", 2)  # overflowing memo: cleared, still right
+    lexical._INDEX_MEMO.clear()
+    for _ in range(3):
+        assert {t: term_index(t) for t in fresh} == fresh
+        assert len(lexical._INDEX_MEMO) <= 2
+    # "Parse" and "parse" are one index: their counts merge as a hash collision would
+    vec = encode_counts({"parse": 3, "Parse": 1}, avg_len=7.0)
+    assert vec == encode_sparse(["parse"] * 4, avg_len=7.0)

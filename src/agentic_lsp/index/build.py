@@ -57,6 +57,19 @@ def build_file(
     return build_from_text(found, text, redactions)
 
 
+def build_for_store(
+    root: Path, found: DiscoveredFile, settings: IndexSettings
+) -> FileBuild | SkipReason:
+    """:func:`build_file` less the function and section documents, which only the embedder
+    reads and which are rebuilt when their vectors are due: what a parse worker sends back
+    (a third of the bytes to pickle, and the cold index does not hold every body twice)."""
+    build = build_file(root, found, settings)
+    if isinstance(build, FileBuild):
+        build.function_texts.clear()
+        build.section_texts.clear()
+    return build
+
+
 def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> FileBuild:
     rel, language = found.rel_path, found.language
     parsed = (
@@ -84,10 +97,8 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
         },
         # The lexical side of a file is its whole text (bounded), not just its outline: BM25 over
         # file contents is what finds the file a bug report's words point at.
-        sparse=lexical.encode_sparse(
-            documents.identifier_terms(file_text)
-            + documents.identifier_terms(text[:FILE_LEXICAL_CHARS]),
-            avg_len=FILE_AVG_TERMS,
+        sparse=lexical.encode_counts(
+            documents.term_counts(file_text, text[:FILE_LEXICAL_CHARS]), avg_len=FILE_AVG_TERMS
         ),
     )
     build = FileBuild(
@@ -115,9 +126,8 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
                 ),
                 # Lexically a function is its whole body (bounded): the words of a long
                 # function's tail are as much its own as its first lines.
-                sparse=lexical.encode_sparse(
-                    documents.identifier_terms(doc_text)
-                    + documents.identifier_terms(_body_tail(symbol, lines)),
+                sparse=lexical.encode_counts(
+                    documents.term_counts(doc_text, _body_tail(symbol, lines)),
                     avg_len=lexical.NOMINAL_AVG_LEN["functions"],
                 ),
             )
@@ -140,9 +150,8 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
                         "end_line": section.end_line,
                         "content_hash": documents.content_hash(body),
                     },
-                    sparse=lexical.encode_sparse(
-                        documents.identifier_terms(body),
-                        avg_len=lexical.NOMINAL_AVG_LEN["sections"],
+                    sparse=lexical.encode_counts(
+                        documents.term_counts(body), avg_len=lexical.NOMINAL_AVG_LEN["sections"]
                     ),
                 )
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from agentic_lsp.index.models import ParsedFile, Symbol
@@ -108,16 +109,49 @@ def identifier_terms(text: str) -> list[str]:
     ``parse``, ``http``, ``request``; ``MAX_SIZE`` gives ``max_size``, ``max``, ``size``; a dotted
     name ``os.path.join`` also gives ``os.path.join``. Terms shorter than two characters and
     pure numbers are dropped.
+
+    The terms of each distinct identifier are computed once per process (a bounded memo): a
+    code base repeats its identifiers, so a cold index splits each only once.
     """
     terms: list[str] = []
-    for match in _IDENTIFIER.finditer(text):
-        dotted = match.group()
-        names = dotted.split(".")
-        if len(names) > 1:
-            terms.append(dotted.lower())
-        for name in names:
-            _add_identifier(name, terms)
+    for dotted in _IDENTIFIER.findall(text):
+        terms.extend(_terms_of(dotted))
     return terms
+
+
+def term_counts(*texts: str) -> Counter[str]:
+    """How often each of :func:`identifier_terms` occurs over ``texts`` (what a lexical vector
+    needs), counted per distinct identifier instead of per occurrence."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        for dotted, n in Counter(_IDENTIFIER.findall(text)).items():
+            for term in _terms_of(dotted):
+                counts[term] += n
+    return counts
+
+
+def _terms_of(dotted: str) -> tuple[str, ...]:
+    parts = _TERMS_MEMO.get(dotted)
+    if parts is None:
+        parts = _dotted_terms(dotted)
+        if len(_TERMS_MEMO) >= _TERMS_MEMO_MAX:
+            _TERMS_MEMO.clear()
+        _TERMS_MEMO[dotted] = parts
+    return parts
+
+
+_TERMS_MEMO: dict[str, tuple[str, ...]] = {}
+_TERMS_MEMO_MAX = 200_000
+
+
+def _dotted_terms(dotted: str) -> tuple[str, ...]:
+    terms: list[str] = []
+    names = dotted.split(".")
+    if len(names) > 1:
+        terms.append(dotted.lower())
+    for name in names:
+        _add_identifier(name, terms)
+    return tuple(terms)
 
 
 def _add_identifier(name: str, terms: list[str]) -> None:

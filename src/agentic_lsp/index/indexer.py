@@ -12,7 +12,6 @@ Guarantees:
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -28,7 +27,7 @@ from agentic_lsp.index.embedding.cache import EmbeddingCache
 from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES, DenseVectors
 from agentic_lsp.index.embedding.model import Embedder
 from agentic_lsp.index.models import DiscoveredFile, SkipReason
-from agentic_lsp.index.orphans import parse_pool
+from agentic_lsp.index.parse_workers import parse_files
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
 from agentic_lsp.index.retrieval.lanes import lane_of
 from agentic_lsp.index.retrieval.symbols import SymbolTable
@@ -37,7 +36,6 @@ from agentic_lsp.index.storage.vector_store import VectorStore, Where
 
 log = logging.getLogger(__name__)
 
-PROCESS_POOL_MIN_FILES = 400
 STORE_BATCH = 64
 
 
@@ -226,7 +224,9 @@ class Indexer(DenseVectors):
             pending.clear()
             return time.perf_counter() - t0
 
-        for done, (found, build) in enumerate(self._builds(stale), start=1):
+        for done, (found, build) in enumerate(
+            parse_files(self.root, stale, self.settings.index, self.overlays), start=1
+        ):
             if cancel():
                 store_s += flush()
                 raise Cancelled("indexing cancelled")
@@ -253,20 +253,6 @@ class Indexer(DenseVectors):
         summary.timings["store"] = store_s
         clock.tick(len(stale), "parsed", force=True)
         return kept, parsed
-
-    def _builds(self, stale: list[DiscoveredFile]) -> Iterable[tuple[DiscoveredFile, object]]:
-        """Parse in worker processes for a big cold index (tree-sitter holds the GIL)."""
-        settings = self.settings.index
-        if len(stale) >= PROCESS_POOL_MIN_FILES and not self.overlays:
-            workers = max(1, min(4, multiprocessing.cpu_count()))
-            with parse_pool(workers) as pool:  # no orphans after a kill -9 of the server
-                roots = [self.root] * len(stale)
-                configs = [settings] * len(stale)
-                results = pool.map(build_file, roots, stale, configs, chunksize=16)
-                yield from zip(stale, results, strict=True)
-            return
-        for found in stale:
-            yield found, build_file(self.root, found, settings, self.overlays.get(found.rel_path))
 
     # -- store writes ----------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from agentic_lsp.index.storage.vector_store import SparseVector
 
@@ -32,9 +32,19 @@ NOMINAL_AVG_LEN = {"files": 400.0, "functions": 60.0, "sections": 150.0}
 
 
 def term_index(term: str) -> int:
-    """Stable uint32 index of a (case-folded) term."""
-    digest = hashlib.blake2b(term.casefold().encode("utf-8"), digest_size=4).digest()
-    return int.from_bytes(digest, "little")
+    """Stable uint32 index of a (case-folded) term (memoised per process, bounded)."""
+    index = _INDEX_MEMO.get(term)
+    if index is None:
+        digest = hashlib.blake2b(term.casefold().encode("utf-8"), digest_size=4).digest()
+        index = int.from_bytes(digest, "little")
+        if len(_INDEX_MEMO) >= _INDEX_MEMO_MAX:
+            _INDEX_MEMO.clear()
+        _INDEX_MEMO[term] = index
+    return index
+
+
+_INDEX_MEMO: dict[str, int] = {}
+_INDEX_MEMO_MAX = 200_000
 
 
 def encode_sparse(
@@ -45,7 +55,22 @@ def encode_sparse(
     Empty terms are ignored; an empty document gives an empty vector (never matched).
     Hash collisions (rare at 2**32) merge their counts.
     """
-    counts = Counter(term_index(t) for t in terms if t)
+    return encode_counts(Counter(terms), avg_len=avg_len, k1=k1, b=b)
+
+
+def encode_counts(
+    term_counts: Mapping[str, int],
+    *,
+    avg_len: float = DEFAULT_AVG_LEN,
+    k1: float = K1,
+    b: float = B,
+) -> SparseVector:
+    """:func:`encode_sparse` of a document given as term -> occurrences."""
+    counts: dict[int, int] = {}
+    for term, count in term_counts.items():  # each distinct term is hashed once
+        if term:
+            index = term_index(term)
+            counts[index] = counts.get(index, 0) + count
     doc_len = sum(counts.values())
     if not doc_len:
         return SparseVector([], [])
