@@ -191,6 +191,23 @@ def test_scroll_pages_beyond_one_page(store: VectorStore) -> None:
     assert list(store.scroll("functions", Where(kinds=[]))) == []
 
 
+def test_scroll_reads_only_the_fields_asked_for(store: VectorStore) -> None:
+    pts = [point(f"src/m{i % 3}.py::f{i}", f"src/m{i % 3}.py", doc="x" * 50) for i in range(600)]
+    store.upsert("functions", pts)
+    hashes = {
+        h.key: h.payload
+        for h in store.scroll("functions", Where(paths=["src/m1.py"]), fields=("content_hash",))
+    }
+    expected = {p.key for p in pts if p.payload["path"] == "src/m1.py"}
+    assert set(hashes) == expected
+    assert all(set(p) == {"key", "content_hash"} for p in hashes.values())
+    assert all(p["content_hash"] == "h-" + key for key, p in hashes.items())
+    bare = list(store.scroll("functions", limit=5, fields=()))
+    assert len(bare) == 5 and all(set(h.payload) == {"key"} for h in bare)
+    full = next(iter(store.scroll("functions", limit=1)))
+    assert {"doc", "qualname", "path"} <= set(full.payload)
+
+
 def test_rare_identifier_ranks_first_via_sparse(store: VectorStore) -> None:
     common = "def handle(request): response = build_response(request) return response"
     pts = [point(f"h{i}.py::handle", f"h{i}.py", text=common + " request " * i) for i in range(30)]

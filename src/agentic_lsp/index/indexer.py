@@ -267,7 +267,9 @@ class Indexer(DenseVectors):
         if known:
             old = {
                 h.key: h.payload.get("content_hash")
-                for h in self.store.scroll("functions", Where(paths=known))
+                for h in self.store.scroll(
+                    "functions", Where(paths=known), fields=("content_hash",)
+                )
             }
             self.store.delete_paths("sections", known)
         new_keys = {p.key for b in builds for p in b.function_points}

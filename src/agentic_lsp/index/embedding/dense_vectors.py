@@ -9,25 +9,15 @@ from __future__ import annotations
 
 import itertools
 import logging
-import threading
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Protocol
+from collections.abc import Collection, Sequence
 
-import numpy as np
-
-from agentic_lsp.config import Settings, cache_root
 from agentic_lsp.errors import Cancelled
 from agentic_lsp.index.build import FileBuild
-from agentic_lsp.index.embedding.cache import EmbeddingCache
-from agentic_lsp.index.embedding.model import Embedder, load_embedder
+from agentic_lsp.index.embedding.model_access import ModelAccess
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
 from agentic_lsp.index.retrieval.lanes import lane_of
-from agentic_lsp.index.storage.vector_store import Point, VectorStore, Where
+from agentic_lsp.index.storage.vector_store import Where
 
 log = logging.getLogger(__name__)
 
@@ -49,94 +39,8 @@ def _never() -> bool:
     return False
 
 
-class FileRecordLike(Protocol):
-    content_hash: str
-
-
-class DenseVectors(ABC):
+class DenseVectors(ModelAccess):
     """The embedding half of the indexer (its state is set up by the indexer)."""
-
-    settings: Settings
-    cache_dir: Path
-    store: VectorStore
-    _write_lock: threading.Lock
-    _embedder: Embedder | None
-    _cache: EmbeddingCache | None
-    _embedder_lock: threading.Lock
-    _background: ThreadPoolExecutor
-    _function_queue: dict[str, None]
-    _function_queue_lock: threading.Lock
-    _function_worker_busy: bool
-    _function_queue_all: bool
-    _closing: threading.Event
-    _foreground: int
-    _foreground_lock: threading.Lock
-    _deferred: dict[str, None]
-    records: Mapping[str, FileRecordLike]
-
-    @abstractmethod
-    def _rebuild(self, path: str) -> FileBuild | None:
-        """The file's build from its current text (buffer first); ``None`` when it is gone."""
-
-    def embedder(self) -> Embedder:
-        with self._embedder_lock:
-            if self._embedder is None:
-                idx = self.settings.index
-                self._embedder = load_embedder(
-                    idx.embedding_model,
-                    idx.embedding_batch_size,
-                    self.settings.llm.ollama_host,
-                    idx.embedding_precision,
-                    cache_root(self.settings) / "embedding-precision.json",
-                )
-                self._cache = EmbeddingCache(
-                    self.cache_dir / "embeddings.sqlite",
-                    self._embedder.model_id,
-                    self._embedder.dim,
-                )
-            return self._embedder
-
-    @contextmanager
-    def foreground(self) -> Iterator[None]:
-        """Mark a query in progress: the background worker waits between its batches until no
-        query is, so a query never queues behind a stream of background batches."""
-        with self._foreground_lock:
-            self._foreground += 1
-        try:
-            yield
-        finally:
-            with self._foreground_lock:
-                self._foreground -= 1
-
-    def _yield_to_queries(self) -> None:
-        while self._foreground and not self._closing.is_set():
-            time.sleep(0.005)
-
-    def embedder_ready(self) -> bool:
-        return self._embedder is not None
-
-    def _vectors(
-        self, items: Sequence[tuple[str, str]], max_tokens: int | None = None
-    ) -> dict[str, np.ndarray]:
-        embedder = self.embedder()
-        assert self._cache is not None
-        return self._cache.embed_cached(items, lambda texts: embedder.embed(texts, max_tokens))
-
-    def cache_counters(self) -> tuple[int, int]:
-        return (self._cache.hits, self._cache.misses) if self._cache else (0, 0)
-
-    def _attach_cached(self, points: list[Point]) -> None:
-        """Give points a dense vector straight away when the cache already has it."""
-        if self._cache is None or not points:
-            return
-        hashes = {
-            p.key: str(p.payload.get("doc_hash") or p.payload["content_hash"]) for p in points
-        }
-        found = self._cache.get_many(list(hashes.values()))
-        for point in points:
-            vec = found.get(hashes[point.key])
-            if vec is not None:
-                point.dense = vec.tolist()
 
     def embed_files(
         self,
@@ -148,14 +52,15 @@ class DenseVectors(ABC):
         """File vectors of the eager lanes (:data:`EAGER_LANES`) for everything still missing
         one; every other file's vectors and all doc sections go to the background queue
         (:meth:`_embed_deferred_batch`), which a query for their lanes moves forward."""
-        pending = {h.key for h in self.store.scroll("files", Where(has_dense=False))}
+        pending = {h.key for h in self.store.scroll("files", Where(has_dense=False), fields=())}
         texts: dict[str, tuple[str, str]] = {}  # key -> (hash, text)
         from agentic_lsp.index.documents import content_hash
 
         known = {b.rel_path: b for b in builds}
         deferred = [p for p in pending if lane_of(p) not in EAGER_LANES]
         deferred += [
-            str(h.payload["path"]) for h in self.store.scroll("sections", Where(has_dense=False))
+            str(h.payload["path"])
+            for h in self.store.scroll("sections", Where(has_dense=False), fields=("path",))
         ]
         for path in pending:
             if lane_of(path) not in EAGER_LANES:
@@ -230,9 +135,11 @@ class DenseVectors(ABC):
                 del self._deferred[path]
         if not paths:
             return False
-        missing_files = {h.key for h in self.store.scroll("files", Where(paths, has_dense=False))}
+        missing_files = {
+            h.key for h in self.store.scroll("files", Where(paths, has_dense=False), fields=())
+        }
         missing_sections = {
-            h.key for h in self.store.scroll("sections", Where(paths, has_dense=False))
+            h.key for h in self.store.scroll("sections", Where(paths, has_dense=False), fields=())
         }
         work: dict[str, list[tuple[str, tuple[str, str]]]] = {"files": [], "sections": []}
         for path in paths:
@@ -281,7 +188,13 @@ class DenseVectors(ABC):
         ``budget`` of them per call, cached by content hash so later queries reuse them."""
         cancel = cancel or _never
         paths = self._parseable_now(paths) if budget is not None and not background else paths
-        missing = list(self.store.scroll("functions", Where(paths=list(paths), has_dense=False)))
+        missing = list(
+            self.store.scroll(
+                "functions",
+                Where(paths=list(paths), has_dense=False),
+                fields=("path", "content_hash"),
+            )
+        )
         if not missing:
             return 0
         wanted: dict[str, dict[str, str]] = {}
@@ -375,7 +288,9 @@ class DenseVectors(ABC):
                 self._function_queue_all = False
                 pending = {
                     str(h.payload["path"])
-                    for h in self.store.scroll("functions", Where(has_dense=False))
+                    for h in self.store.scroll(
+                        "functions", Where(has_dense=False), fields=("path",)
+                    )
                 }
                 order = sorted(pending.union(order))
         return list(dict.fromkeys([*front, *order]))

@@ -37,6 +37,7 @@ from agentic_lsp.index.storage.vector_store import (
     hit_from_payload,
     payload_with_key,
     point_id,
+    selected_fields,
 )
 
 _BATCH = 1000
@@ -223,20 +224,28 @@ class EdgeStore:
         ]
 
     def scroll(
-        self, collection: str, where: Where | None = None, limit: int | None = None
+        self,
+        collection: str,
+        where: Where | None = None,
+        limit: int | None = None,
+        fields: Sequence[str] | None = None,
     ) -> Iterator[Hit]:
         self._shard(collection)
         if where is not None and where.matches_nothing():
             return iter(())
-        return self._pages(collection, _filter(where), limit)
+        selected = selected_fields(fields)
+        payload = True if selected is None else qe.PayloadSelector.Include(selected)
+        return self._pages(collection, _filter(where), limit, payload)
 
-    def _pages(self, collection: str, flt: qe.Filter | None, limit: int | None) -> Iterator[Hit]:
+    def _pages(
+        self, collection: str, flt: qe.Filter | None, limit: int | None, payload: Any
+    ) -> Iterator[Hit]:
         offset: qe.PointId | None = None
         remaining = limit
         while remaining is None or remaining > 0:
             page = _SCROLL_PAGE if remaining is None else min(_SCROLL_PAGE, remaining)
             request = qe.ScrollRequest(
-                offset=offset, limit=page, filter=flt, with_payload=True, with_vector=False
+                offset=offset, limit=page, filter=flt, with_payload=payload, with_vector=False
             )
             records, offset = self._shard(collection).scroll(request)
             for record in records:

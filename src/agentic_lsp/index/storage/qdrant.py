@@ -43,6 +43,7 @@ from agentic_lsp.index.storage.vector_store import (
     hit_from_payload,
     payload_with_key,
     point_id,
+    selected_fields,
 )
 
 _BATCH = 256
@@ -294,14 +295,21 @@ class QdrantServerStore:
         return [hit_from_payload(p.payload, p.score) for p in response.points]
 
     def scroll(
-        self, collection: str, where: Where | None = None, limit: int | None = None
+        self,
+        collection: str,
+        where: Where | None = None,
+        limit: int | None = None,
+        fields: Sequence[str] | None = None,
     ) -> Iterator[Hit]:
         name = self._name(collection)
         if where is not None and where.matches_nothing():
             return iter(())
-        return self._pages(name, _filter(where), limit)
+        selected = selected_fields(fields)
+        return self._pages(name, _filter(where), limit, True if selected is None else selected)
 
-    def _pages(self, name: str, flt: qm.Filter | None, limit: int | None) -> Iterator[Hit]:
+    def _pages(
+        self, name: str, flt: qm.Filter | None, limit: int | None, payload: bool | list[str]
+    ) -> Iterator[Hit]:
         offset: Any = None
         remaining = limit
         while remaining is None or remaining > 0:
@@ -312,7 +320,7 @@ class QdrantServerStore:
                     scroll_filter=flt,
                     limit=page,
                     offset=offset,
-                    with_payload=True,
+                    with_payload=payload,
                     with_vectors=False,
                 )
             for record in records:

@@ -106,9 +106,14 @@ class VectorStore(Protocol):
     ) -> list[Hit]: ...
 
     def scroll(
-        self, collection: str, where: Where | None = None, limit: int | None = None
+        self,
+        collection: str,
+        where: Where | None = None,
+        limit: int | None = None,
+        fields: Sequence[str] | None = None,
     ) -> Iterator[Hit]:
-        """Every matching point (score 0.0), fetched page by page; ``limit`` caps the total."""
+        """Every matching point (score 0.0), fetched page by page; ``limit`` caps the total;
+        ``fields``: only these payload fields (and ``key``) are read, not the whole payload."""
         ...
 
     def count(self, collection: str, where: Where | None = None) -> int: ...
@@ -145,6 +150,11 @@ def dense_list(vector: Sequence[float], dim: int) -> list[float]:
     if len(values) != dim:
         raise ValueError(f"dense vector has {len(values)} dimensions, the store expects {dim}")
     return values
+
+
+def selected_fields(fields: Sequence[str] | None) -> list[str] | None:
+    """The payload fields a scroll reads: ``fields`` and the key, or all (``None``)."""
+    return None if fields is None else sorted({"key", *fields})
 
 
 def payload_with_key(point: Point) -> dict[str, Any]:
