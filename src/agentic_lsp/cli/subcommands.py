@@ -158,7 +158,9 @@ def serve(args: argparse.Namespace) -> int:
     address = tcp_address(args.tcp, allow) if args.tcp else None  # refused before starting
     root = args.workspace.expanduser().resolve() if args.workspace else None
     folder = root if root is not None and root.is_dir() else None
-    server = create_server(folder, McpHost(args.mcp_http))
+    host = McpHost(args.mcp_http)
+    host.preload()
+    server = create_server(folder, host)
     status = server.run_tcp(*address) if address is not None else server.run_stdio()
     logging.shutdown()
     sys.stderr.flush()

@@ -26,6 +26,7 @@ from agentic_lsp.index.discovery.walk import IgnoreRules, classify_path, discove
 from agentic_lsp.index.embedding.cache import EmbeddingCache
 from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES, DenseVectors
 from agentic_lsp.index.embedding.model import Embedder
+from agentic_lsp.index.heap import settle_heap
 from agentic_lsp.index.models import DiscoveredFile, SkipReason
 from agentic_lsp.index.parse_workers import parse_files
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
@@ -95,8 +96,13 @@ class Indexer(DenseVectors):
     def load_state(self) -> None:
         """Rebuild records and the symbol table from the snapshot when it still describes the
         store, else from the store's points: no file is read or parsed either way."""
-        if self.snapshot is not None and self._load_snapshot(self.snapshot):
-            return
+        try:
+            if self.snapshot is None or not self._load_snapshot(self.snapshot):
+                self._load_store_state()
+        finally:
+            settle_heap()
+
+    def _load_store_state(self) -> None:
         records: dict[str, FileRecord] = {}
         imports: dict[str, list[str]] = {}
         for hit in self.store.scroll("files"):
@@ -222,6 +228,7 @@ class Indexer(DenseVectors):
             kept.extend(b for b in pending if lane_of(b.rel_path) in EAGER_LANES)
             parsed.extend(b.rel_path for b in pending)
             pending.clear()
+            settle_heap()
             return time.perf_counter() - t0
 
         for done, (found, build) in enumerate(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
@@ -12,8 +13,13 @@ from concurrent.futures import ProcessPoolExecutor
 PR_SET_PDEATHSIG = 1
 
 
+WORKER_NICENESS = 10
+
+
 def die_with_parent(parent_pid: int) -> None:
-    """Pool initializer: SIGKILL this worker when its parent dies; exit if it already has."""
+    """Pool initializer: SIGKILL this worker when its parent dies; exit if it already has.
+    The worker also lowers its CPU priority: a cold index's parsing takes the cores only when
+    the server (editor requests, searches) does not need them."""
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
@@ -22,6 +28,8 @@ def die_with_parent(parent_pid: int) -> None:
             pass
     if os.getppid() != parent_pid:  # the parent died before the signal was armed
         os._exit(1)
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(WORKER_NICENESS)
 
 
 def parse_pool(workers: int) -> ProcessPoolExecutor:

@@ -30,7 +30,7 @@ def parse_files(
         with parse_pool(workers) as pool:  # no orphans after a kill -9 of the server
             roots = [root] * len(files)
             configs = [settings] * len(files)
-            results = pool.map(build_for_store, roots, files, configs, chunksize=16)
+            results = pool.map(build_for_store, roots, files, configs, chunksize=4)
             yield from zip(files, results, strict=True)
         return
     for found in files:

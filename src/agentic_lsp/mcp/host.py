@@ -11,6 +11,7 @@ nothing is published and a warning says so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 from pathlib import Path
@@ -33,6 +34,14 @@ class McpHost:
         self.first_port = first_port  # ``serve --mcp-http PORT``: the first folder's port
         self.handles: dict[str, Any] = {}
         self.owners: dict[str, Any] = {}  # folders another process serves: its runtime info
+
+    def preload(self) -> None:
+        """Import the MCP SDK now, in the calling thread, before any editor request: imported
+        later (in a worker thread, at the first folder) its ~0.9 s of module and pydantic
+        schema building holds the GIL in long stretches, stalling the editor's requests by up
+        to 300 ms. An import error surfaces at :meth:`publish` as before."""
+        with contextlib.suppress(AgenticError):
+            _load()
 
     async def publish(self, path: Path, engine: Engine) -> Any | None:
         """Serve the engine of folder ``path`` over MCP HTTP and write its runtime file

@@ -19,6 +19,7 @@ from agentic_lsp.config import Settings, cache_root
 from agentic_lsp.index.build import FileBuild
 from agentic_lsp.index.embedding.cache import EmbeddingCache
 from agentic_lsp.index.embedding.model import Embedder, load_embedder
+from agentic_lsp.index.heap import collector_paused, settle_heap
 from agentic_lsp.index.storage.vector_store import Point, VectorStore
 
 
@@ -55,13 +56,18 @@ class ModelAccess(ABC):
         with self._embedder_lock:
             if self._embedder is None:
                 idx = self.settings.index
-                self._embedder = load_embedder(
-                    idx.embedding_model,
-                    idx.embedding_batch_size,
-                    self.settings.llm.ollama_host,
-                    idx.embedding_precision,
-                    cache_root(self.settings) / "embedding-precision.json",
-                )
+                with collector_paused():
+                    embedder = load_embedder(
+                        idx.embedding_model,
+                        idx.embedding_batch_size,
+                        self.settings.llm.ollama_host,
+                        idx.embedding_precision,
+                        cache_root(self.settings) / "embedding-precision.json",
+                    )
+                    # torch, transformers and the model stay for good; frozen before the
+                    # collector resumes, it does not start with one long pass over them
+                    settle_heap(collect=False)
+                self._embedder = embedder
                 self._cache = EmbeddingCache(
                     self.cache_dir / "embeddings.sqlite",
                     self._embedder.model_id,

@@ -88,15 +88,16 @@ class NameIndex:
                 del self._refs[key]
                 self._dirty = True
 
-    def matching(self, pattern: re.Pattern[str]) -> list[tuple[NameKey, list[SymbolRef]]]:
-        """Keys whose line (``qualname``) ``pattern`` matches, each with its symbols."""
+    def matching(self, pattern: re.Pattern[str]) -> list[tuple[NameKey, dict[str, list[Symbol]]]]:
+        """Keys whose line (``qualname``) ``pattern`` matches, each with its symbols by path (a
+        copy of the mapping; the lists in it are never changed later: a replaced file gets new
+        ones)."""
         if self._dirty:
             self._rebuild()
         found = []
         for match in pattern.finditer(self._text):
             key = self._keys[bisect.bisect_right(self._starts, match.start()) - 1]
-            refs = [SymbolRef(p, s) for p, syms in self._refs[key].items() for s in syms]
-            found.append((key, refs))
+            found.append((key, dict(self._refs[key])))
         return found
 
     def _rebuild(self) -> None:
@@ -194,22 +195,30 @@ class SymbolTable:
         lines = re.compile(f"^{body}[^\n]*$", re.IGNORECASE | re.MULTILINE)
         with self._lock:
             keys = self._names.matching(lines)
-        prefixed: list[tuple[NameKey, list[SymbolRef]]] = []
-        others: list[tuple[NameKey, list[SymbolRef]]] = []
+        prefixed: list[tuple[NameKey, dict[str, list[Symbol]]]] = []
+        others: list[tuple[NameKey, dict[str, list[Symbol]]]] = []
         prefixed_refs = 0
-        for key, refs in keys:
+        for key, by_path in keys:
             name, qualname = key
             if name[:size].lower() == lowered or qualname[:size].lower() == lowered:
-                prefixed.append((key, refs))
-                prefixed_refs += len(refs)
+                prefixed.append((key, by_path))
+                prefixed_refs += sum(map(len, by_path.values()))
             else:
-                others.append((key, refs))
+                others.append((key, by_path))
         candidates = prefixed if prefixed_refs >= limit else prefixed + others
-        scored: list[tuple[float, SymbolRef]] = []
-        for (name, qualname), refs in candidates:
+        # A score belongs to a name, not to each of its symbols: score the names, then expand
+        # only the best score groups holding ``limit`` symbols (a whole group, for its ties).
+        by_score: list[tuple[float, dict[str, list[Symbol]]]] = []
+        for (name, qualname), by_path in candidates:
             score = max(fuzzy_score(query, name), 0.95 * fuzzy_score(query, qualname))
             if score > 0:
-                scored.extend((score, ref) for ref in refs)
+                by_score.append((score, by_path))
+        by_score.sort(key=lambda item: -item[0])
+        scored: list[tuple[float, SymbolRef]] = []
+        for index, (score, by_path) in enumerate(by_score):
+            if len(scored) >= limit and score != by_score[index - 1][0]:
+                break
+            scored.extend((score, SymbolRef(p, s)) for p, syms in by_path.items() for s in syms)
         scored.sort(key=_rank)
         return scored[:limit]
 

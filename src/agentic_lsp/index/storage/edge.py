@@ -40,7 +40,7 @@ from agentic_lsp.index.storage.vector_store import (
     selected_fields,
 )
 
-_BATCH = 1000
+_BATCH = 200
 _SCROLL_PAGE = 512
 _IN_USE_MARK = "WouldBlock"
 
