@@ -121,13 +121,18 @@ def identifier_terms(text: str) -> list[str]:
 
 def term_counts(*texts: str) -> Counter[str]:
     """How often each of :func:`identifier_terms` occurs over ``texts`` (what a lexical vector
-    needs), counted per distinct identifier instead of per occurrence."""
-    counts: Counter[str] = Counter()
+    needs), split per distinct identifier instead of per occurrence."""
+    identifiers: Counter[str] = Counter()
     for text in texts:
-        for dotted, n in Counter(_IDENTIFIER.findall(text)).items():
-            for term in _terms_of(dotted):
-                counts[term] += n
-    return counts
+        identifiers.update(_IDENTIFIER.findall(text))
+    flat: list[str] = []
+    memo_get = _TERMS_MEMO.get
+    for dotted, n in identifiers.items():
+        parts = memo_get(dotted)
+        if parts is None:
+            parts = _terms_of(dotted)
+        flat += parts if n == 1 else parts * n
+    return Counter(flat)
 
 
 def _terms_of(dotted: str) -> tuple[str, ...]:

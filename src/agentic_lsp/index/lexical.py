@@ -67,16 +67,21 @@ def encode_counts(
 ) -> SparseVector:
     """:func:`encode_sparse` of a document given as term -> occurrences."""
     counts: dict[int, int] = {}
+    count_of = counts.get
+    memo_get = _INDEX_MEMO.get
     for term, count in term_counts.items():  # each distinct term is hashed once
         if term:
-            index = term_index(term)
-            counts[index] = counts.get(index, 0) + count
+            index = memo_get(term)
+            if index is None:
+                index = term_index(term)
+            counts[index] = count_of(index, 0) + count
     doc_len = sum(counts.values())
     if not doc_len:
         return SparseVector([], [])
     norm = k1 * (1.0 - b + b * doc_len / avg_len)
+    k1_plus_1 = k1 + 1.0
     indices = sorted(counts)
-    values = [counts[i] * (k1 + 1.0) / (counts[i] + norm) for i in indices]
+    values = [c * k1_plus_1 / (c + norm) for c in map(counts.__getitem__, indices)]
     return SparseVector(indices, values)
 
 
