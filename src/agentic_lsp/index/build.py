@@ -42,6 +42,15 @@ class FileBuild:
     has_errors: bool = False
     redactions: int = 0
 
+    def stored(self) -> None:
+        """Drop what the store now holds (points, symbols), keeping the texts to embed."""
+        self.file_point.sparse = None
+        self.file_point.payload = {}
+        self.function_points = []
+        self.section_points = []
+        self.symbols = []
+        self.imports = []
+
 
 def build_file(
     root: Path, found: DiscoveredFile, settings: IndexSettings, overlay: str | None = None

@@ -225,7 +225,10 @@ class Indexer(DenseVectors):
         def flush() -> float:
             t0 = time.perf_counter()
             self._store_builds(pending)
-            kept.extend(b for b in pending if lane_of(b.rel_path) in EAGER_LANES)
+            for build in pending:
+                if lane_of(build.rel_path) in EAGER_LANES:  # its file vector is embedded next:
+                    build.stored()  # keep its text, not its points and symbols
+                    kept.append(build)
             parsed.extend(b.rel_path for b in pending)
             pending.clear()
             settle_heap()

@@ -33,6 +33,10 @@ DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 PROVISIONAL_DIM = 768
 
 
+LOCAL_BATCH = 16
+OLLAMA_BATCH = 64
+
+
 class EmbedderUnavailable(IndexUnavailable):
     """The embedding model cannot be loaded; lexical and symbol search still work."""
 
@@ -41,7 +45,7 @@ class Embedder:
     """Wraps a SentenceTransformer: normalised float32 vectors, batched, thread-safe."""
 
     def __init__(
-        self, model: Any, model_id: str, batch_size: int = 64, precision: str = "float32"
+        self, model: Any, model_id: str, batch_size: int = LOCAL_BATCH, precision: str = "float32"
     ) -> None:
         self._model = model
         self.precision = precision
@@ -134,7 +138,7 @@ def remember_dimension(spec: str, ollama_host: str, dim: int) -> None:
 @functools.lru_cache(maxsize=4)
 def load_embedder(
     spec: str = BUNDLED_MINILM,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     ollama_host: str = DEFAULT_OLLAMA_HOST,
     precision: Precision = "auto",
     decisions: Path | None = None,
@@ -144,11 +148,15 @@ def load_embedder(
     Only ``ollama:<model>`` touches the network (``ollama_host``, one probe embedding); a failed
     load is not cached, so the next call tries again. A local model runs in ``precision``
     (:mod:`.precision`; ``auto`` checks the CPU, caching the decision in ``decisions``).
+    ``batch_size`` unset: :data:`LOCAL_BATCH` texts per forward pass of a local model
+    (measured on this project's 2-core machine with 768 Django files: 16 embedded 30-31
+    texts/s at +290 MB over the loaded model, 64 embedded 25-27 texts/s at +640-690 MB),
+    :data:`OLLAMA_BATCH` per Ollama request.
     """
     if is_ollama(spec):
         from agentic_lsp.index.embedding.ollama import OllamaEmbedder, model_name
 
-        return OllamaEmbedder(model_name(spec), ollama_host, batch_size)
+        return OllamaEmbedder(model_name(spec), ollama_host, batch_size or OLLAMA_BATCH)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -178,7 +186,7 @@ def load_embedder(
 
         model.to(torch.float32)
         chosen = "float32"
-    embedder = Embedder(model, model_id, batch_size, chosen)
+    embedder = Embedder(model, model_id, batch_size or LOCAL_BATCH, chosen)
     log.info("embedding model %s loaded (dim %s, %s)", embedder.model_id, embedder.dim, chosen)
     return embedder
 
