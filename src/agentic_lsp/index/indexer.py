@@ -26,7 +26,7 @@ from agentic_lsp.index.discovery.walk import IgnoreRules, classify_path, discove
 from agentic_lsp.index.embedding.cache import EmbeddingCache
 from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES, DenseVectors
 from agentic_lsp.index.embedding.model import Embedder
-from agentic_lsp.index.heap import settle_heap
+from agentic_lsp.index.heap import collector_paused, settle_heap
 from agentic_lsp.index.models import DiscoveredFile, SkipReason
 from agentic_lsp.index.parse_workers import parse_files
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
@@ -97,10 +97,11 @@ class Indexer(DenseVectors):
         """Rebuild records and the symbol table from the snapshot when it still describes the
         store, else from the store's points: no file is read or parsed either way."""
         try:
-            if self.snapshot is None or not self._load_snapshot(self.snapshot):
-                self._load_store_state()
+            with collector_paused():
+                if self.snapshot is None or not self._load_snapshot(self.snapshot):
+                    self._load_store_state()
         finally:
-            settle_heap()
+            settle_heap(collect=False)  # ~10^5 new objects, none garbage: nothing to collect
 
     def _load_store_state(self) -> None:
         records: dict[str, FileRecord] = {}
@@ -126,10 +127,7 @@ class Indexer(DenseVectors):
             return False
         self.records = {row[0]: FileRecord(*row) for row in state.records}
         self.generation += 1
-        for path in self.records:
-            self.symbols.replace_file(
-                path, state.symbols.get(path, []), state.imports.get(path, [])
-            )
+        self.symbols.load(list(self.records), state.symbols, state.imports)
         return True
 
     def _store_changes(self) -> None:

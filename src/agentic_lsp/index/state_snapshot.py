@@ -12,17 +12,16 @@ ignored and removed.
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from agentic_lsp.index.heap import collector_paused
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.storage.vector_store import VectorStore
 
@@ -67,7 +66,7 @@ class StateSnapshot:
             log.info("index state snapshot unreadable (%s): rebuilding from the store", exc)
             return None
         try:
-            with _no_gc():  # ~10^5 small objects: the cyclic collector would scan them often
+            with collector_paused():  # ~10^5 small objects, none garbage
                 data = json.loads(raw)
                 if (
                     data.get("format") != FORMAT
@@ -144,17 +143,6 @@ class StateSnapshot:
             self.path.unlink(missing_ok=True)
         except OSError as exc:  # a snapshot that cannot be removed must not be trusted later
             log.warning("could not remove the stale index snapshot %s: %s", self.path, exc)
-
-
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _row(values: Any, size: int) -> tuple[Any, ...]:

@@ -10,6 +10,7 @@ process.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -117,8 +118,10 @@ def is_test_path(path: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def lane_of(path: str) -> str:
-    """The lane of a workspace-relative path (see the module doc)."""
+    """The lane of a workspace-relative path (see the module doc); a pure function of the
+    path, remembered for the last 65,536 paths (a restart asks it three times per file)."""
     parts = path.split("/")
     lowered = [p.lower() for p in parts[:-1]]
     name = parts[-1].lower()

@@ -16,6 +16,7 @@ import bisect
 import re
 import threading
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.results import SymbolRef
@@ -127,6 +128,30 @@ class SymbolTable:
             for symbol in symbols:
                 self._paths_by_name[symbol.name.lower()].add(path)
             self._names.add(path, symbols)
+
+    def load(
+        self,
+        paths: Sequence[str],
+        symbols: Mapping[str, list[Symbol]],
+        imports: Mapping[str, list[str]],
+    ) -> None:
+        """:meth:`replace_file` for each of ``paths``, at once (a restart's saved state): an
+        empty table skips dropping what is not there."""
+        with self._lock:
+            if self._by_path:
+                fresh = False
+            else:
+                fresh = True
+                for path in paths:
+                    syms = list(symbols.get(path, ()))
+                    self._by_path[path] = syms
+                    self._imports[path] = list(imports.get(path, ()))
+                    for symbol in syms:
+                        self._paths_by_name[symbol.name.lower()].add(path)
+                    self._names.add(path, syms)
+        if not fresh:
+            for path in paths:
+                self.replace_file(path, symbols.get(path, []), imports.get(path, []))
 
     def remove_file(self, path: str) -> None:
         with self._lock:
