@@ -69,3 +69,43 @@ def test_queries_with_regex_characters_are_literal() -> None:
     table.replace_file("a.py", parse_file("a.py", "python", "def a_b():\n  pass\n").symbols, [])
     for query in ["a.b", "a*", "[a", "a]", "^a", "a$", "a\\", "a-b", "(a)"]:
         assert table.fuzzy(query, 10) == table.fuzzy_scan(query, 10), query
+
+
+def test_batch_scores_equal_one_by_one_scores() -> None:
+    """The vectorised scorer gives fuzzy_score's floats exactly, ASCII or not."""
+    from agentic_lsp.index.retrieval.fuzzy import fuzzy_score, fuzzy_scores
+
+    names = ["parseHttpRequest", "parse_http", "Parse", "p", "größe_parse", "HTTPParser",
+             "a.b-c_d", "xParse", "", "pa\x00rse", "Service12.handle_12", "PARSE"]  # fmt: skip
+    for query in ["p", "parse", "PaRsE", "phr", "größe", "zz", "a.b", "ps", "Parse12"]:
+        expected = [fuzzy_score(query, n) for n in names]
+        assert fuzzy_scores(query, names).tolist() == expected, query
+        ascii_only = [n for n in names if n.isascii() and n and "\x00" not in n]
+        assert fuzzy_scores(query, ascii_only).tolist() == [
+            fuzzy_score(query, n) for n in ascii_only
+        ], query
+
+
+def test_churn_leaves_no_duplicates_and_a_bounded_text() -> None:
+    """Files replaced over and over (a key dies and comes back on a new line, searches in
+    between): answers stay equal to the scan, no key is reported twice, dead lines are
+    rebuilt away."""
+    table, paths = _table(120)
+    rng = random.Random(5)
+    for step in range(60):
+        path = rng.choice(paths)
+        if step % 7 == 3:
+            table.remove_file(path)
+        else:  # often the same names again: a key dies and comes back on a new line
+            source = _module(random.Random(step % 4), 999)
+            table.replace_file(path, parse_file(path, "python", source).symbols, [])
+        for query in ("handle", "srv", "x", "shared_name"):
+            got = table.fuzzy(query, 1000)
+            assert got == table.fuzzy_scan(query, 1000), (step, query)
+            refs = [(ref.path, ref.symbol.start_line, ref.symbol.qualname) for _, ref in got]
+            assert len(refs) == len(set(refs)), (step, query)
+    names = table._names
+    names._refresh()
+    live = len(names._refs)
+    assert len(names._keys) <= live + live // 3 + 1
+    assert names._text.count("\n") == len(names._keys)

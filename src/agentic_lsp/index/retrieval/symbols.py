@@ -5,47 +5,23 @@ Readers get copies, so a lookup never sees a half-replaced file.
 
 Fuzzy lookup ("go to symbol in workspace") runs on a name index kept up to date with every file
 replaced: symbols grouped by their distinct ``(name, qualname)``, and those keys joined into
-one text (a line per key) rebuilt lazily when keys come or go. One compiled subsequence regex
-over that text finds the matching keys at C speed, so a query scores each distinct name once
-instead of testing every symbol of the workspace in Python.
+one text (a numbered line per key) rebuilt lazily when keys come or go. One compiled
+subsequence regex over that text finds the matching keys at C speed, and the names are scored
+together (:func:`~agentic_lsp.index.retrieval.fuzzy.fuzzy_scores`), each distinct name once.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.results import SymbolRef
-
-
-def fuzzy_score(query: str, candidate: str) -> float:
-    """Subsequence match score in (0, 1], 0 when ``query`` is not a subsequence of ``candidate``.
-
-    Rewards exact and prefix matches, consecutive runs, and matches at word starts (camelCase
-    humps, ``_`` and ``.`` boundaries) — the way editors rank "go to symbol".
-    """
-    q, c = query.lower(), candidate.lower()
-    if not q:
-        return 0.0
-    if q == c:
-        return 1.0
-    if c.startswith(q):
-        return 0.9 + 0.1 * len(q) / len(c)
-    score, pos, run = 0.0, 0, 0
-    for ch in q:
-        found = c.find(ch, pos)
-        if found < 0:
-            return 0.0
-        boundary = found == 0 or candidate[found - 1] in "_.-" or candidate[found].isupper()
-        run = run + 1 if found == pos else 0
-        score += 1.0 + (1.0 if boundary else 0.0) + 0.5 * run
-        pos = found + 1
-    return min(0.85, score / (3.5 * len(q)) + 0.25 * len(q) / len(c))
-
+from agentic_lsp.index.retrieval.fuzzy import fuzzy_score, fuzzy_scores
 
 NameKey = tuple[str, str]  # (name, qualname)
 
@@ -59,14 +35,20 @@ def _rank(item: tuple[float, SymbolRef]) -> tuple[float, str, int, int, str]:
 class NameIndex:
     """Symbols by distinct ``(name, qualname)``, with the keys as one searchable text.
 
+    The text only grows between rebuilds: a new key appends its numbered line (at the next
+    search), a key that goes leaves a dead line behind (skipped: its number no longer names
+    it), and the text is rebuilt once dead lines are a quarter of it. A cold index adding
+    keys between two searches costs those searches an append, not a rebuild.
+
     Not thread-safe by itself: :class:`SymbolTable` calls it under its lock."""
 
     def __init__(self) -> None:
         self._refs: dict[NameKey, dict[str, list[Symbol]]] = {}
-        self._keys: list[NameKey] = []
+        self._keys: list[NameKey] = []  # by line number, dead lines included
+        self._line_of: dict[NameKey, int] = {}  # live keys only
         self._text = ""
-        self._starts: list[int] = []
-        self._dirty = False
+        self._new: list[str] = []  # lines not appended to the text yet
+        self._dead = 0
 
     def add(self, path: str, symbols: list[Symbol]) -> None:
         for symbol in symbols:
@@ -76,7 +58,9 @@ class NameIndex:
             by_path = self._refs.get(key)
             if by_path is None:
                 by_path = self._refs[key] = {}
-                self._dirty = True
+                self._line_of[key] = len(self._keys)
+                self._new.append(f"{len(self._keys)}\t{symbol.qualname}\n")
+                self._keys.append(key)
             by_path.setdefault(path, []).append(symbol)
 
     def remove(self, path: str, symbols: list[Symbol]) -> None:
@@ -87,29 +71,35 @@ class NameIndex:
                 continue
             if not by_path:
                 del self._refs[key]
-                self._dirty = True
+                del self._line_of[key]
+                self._dead += 1
 
-    def matching(self, pattern: re.Pattern[str]) -> list[tuple[NameKey, dict[str, list[Symbol]]]]:
-        """Keys whose line (``qualname``) ``pattern`` matches, each with its symbols by path (a
-        copy of the mapping; the lists in it are never changed later: a replaced file gets new
-        ones)."""
-        if self._dirty:
-            self._rebuild()
+    def matching(self, lowered: str) -> list[tuple[NameKey, dict[str, list[Symbol]]]]:
+        """Keys whose ``qualname`` holds ``lowered`` as a case-insensitive subsequence, each
+        with its symbols by path (a copy of the mapping; the lists in it are never changed
+        later: a replaced file gets new ones)."""
+        self._refresh()
+        # each line is "<line number>\t<qualname>"; each character's gap excludes it, so the
+        # match never backtracks (linear in the text)
+        body = "".join(f"[^{re.escape(ch)}\n]*{re.escape(ch)}" for ch in lowered)
+        pattern = re.compile(f"^(\\d+)\t{body}[^\n]*$", re.IGNORECASE | re.MULTILINE)
+        keys, refs, line_of = self._keys, self._refs, self._line_of
         found = []
-        for match in pattern.finditer(self._text):
-            key = self._keys[bisect.bisect_right(self._starts, match.start()) - 1]
-            found.append((key, dict(self._refs[key])))
+        for line in map(int, pattern.findall(self._text)):
+            key = keys[line]
+            if line_of.get(key) == line:  # a dead line, or one the key left for a newer one
+                found.append((key, dict(refs[key])))
         return found
 
-    def _rebuild(self) -> None:
-        self._keys = list(self._refs)
-        starts, pos = [], 0
-        for _, qualname in self._keys:
-            starts.append(pos)
-            pos += len(qualname) + 1
-        self._starts = starts
-        self._text = "".join(qualname + "\n" for _, qualname in self._keys)
-        self._dirty = False
+    def _refresh(self) -> None:
+        if self._dead * 4 > len(self._keys):
+            self._keys = list(self._refs)
+            self._line_of = {key: line for line, key in enumerate(self._keys)}
+            self._text = "".join(f"{i}\t{q}\n" for i, (_, q) in enumerate(self._keys))
+            self._new, self._dead = [], 0
+        elif self._new:
+            self._text += "".join(self._new)
+            self._new = []
 
 
 class SymbolTable:
@@ -214,12 +204,8 @@ class SymbolTable:
         if not query:
             return []
         lowered, size = query.lower(), len(query)
-        # a line of the name index (a qualname) holding the query as a subsequence; each
-        # character's gap excludes it, so the match never backtracks (linear in the text)
-        body = "".join(f"[^{re.escape(ch)}\n]*{re.escape(ch)}" for ch in lowered)
-        lines = re.compile(f"^{body}[^\n]*$", re.IGNORECASE | re.MULTILINE)
         with self._lock:
-            keys = self._names.matching(lines)
+            keys = self._names.matching(lowered)
         prefixed: list[tuple[NameKey, dict[str, list[Symbol]]]] = []
         others: list[tuple[NameKey, dict[str, list[Symbol]]]] = []
         prefixed_refs = 0
@@ -233,17 +219,20 @@ class SymbolTable:
         candidates = prefixed if prefixed_refs >= limit else prefixed + others
         # A score belongs to a name, not to each of its symbols: score the names, then expand
         # only the best score groups holding ``limit`` symbols (a whole group, for its ties).
-        by_score: list[tuple[float, dict[str, list[Symbol]]]] = []
-        for (name, qualname), by_path in candidates:
-            score = max(fuzzy_score(query, name), 0.95 * fuzzy_score(query, qualname))
-            if score > 0:
-                by_score.append((score, by_path))
-        by_score.sort(key=lambda item: -item[0])
+        names = fuzzy_scores(query, [name for (name, _), _ in candidates])
+        qualnames = fuzzy_scores(query, [qualname for (_, qualname), _ in candidates])
+        score = np.maximum(names, 0.95 * qualnames)  # max(name, 0.95 * qualname), per name
+        best = np.flatnonzero(score > 0)
+        best = best[np.argsort(-score[best], kind="stable")]
         scored: list[tuple[float, SymbolRef]] = []
-        for index, (score, by_path) in enumerate(by_score):
-            if len(scored) >= limit and score != by_score[index - 1][0]:
+        previous = -1.0
+        for index in best.tolist():
+            value = float(score[index])
+            if len(scored) >= limit and value != previous:
                 break
-            scored.extend((score, SymbolRef(p, s)) for p, syms in by_path.items() for s in syms)
+            previous = value
+            by_path = candidates[index][1]
+            scored.extend((value, SymbolRef(p, s)) for p, syms in by_path.items() for s in syms)
         scored.sort(key=_rank)
         return scored[:limit]
 
