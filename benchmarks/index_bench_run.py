@@ -65,6 +65,12 @@ def engine_for(root: Path, cache: Path):  # type: ignore[no-untyped-def]
     from agentic_lsp.config import load_settings
     from agentic_lsp.engine import Engine
 
+    try:  # as the servers do (a checkout from before agentic_lsp.heap has no such switch)
+        from agentic_lsp.heap import enable_freezing
+    except ImportError:
+        pass
+    else:
+        enable_freezing()
     env = {**os.environ, "AGENTIC_LSP_CACHE_DIR": str(cache)}
     engine = Engine(root, load_settings(root, environ=env))
     engine.open()

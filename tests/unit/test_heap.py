@@ -5,7 +5,16 @@ from __future__ import annotations
 import gc
 import weakref
 
-from agentic_lsp.index.heap import collector_paused, settle_heap
+import pytest
+
+from agentic_lsp import heap
+from agentic_lsp.heap import collector_paused, release_heap, settle_heap
+
+
+@pytest.fixture(autouse=True)
+def freezing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in a server (``enable_freezing``), for this test only."""
+    monkeypatch.setattr(heap, "_enabled", True)
 
 
 class Node:
@@ -45,3 +54,32 @@ def test_settle_heap_without_collecting_still_freezes() -> None:
     kept = [Node() for _ in range(10)]
     settle_heap(collect=False)
     assert gc.get_freeze_count() >= before + len(kept)
+
+
+def test_released_cycles_are_collected_again() -> None:
+    """What was frozen while alive and became garbage later is freed once released — by the
+    collector's next pass, or by the next settle that collects."""
+    for next_settle in (False, True):
+        cycle = Node()
+        gone = weakref.ref(cycle)
+        alive = Node()
+        settle_heap(collect=False)  # frozen while alive
+        del cycle
+        gc.collect()
+        assert gone() is not None  # frozen: the collector does not look at it
+        release_heap()
+        if next_settle:
+            settle_heap()
+            assert not any(o is alive for o in gc.get_objects())  # frozen again
+        else:
+            gc.collect()
+        assert gone() is None
+
+
+def test_off_unless_a_server_turns_it_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(heap, "_enabled", False)
+    before = gc.get_freeze_count()
+    kept = [Node() for _ in range(10)]
+    settle_heap()
+    release_heap()
+    assert gc.get_freeze_count() == before and kept

@@ -151,6 +151,7 @@ def serve(args: argparse.Namespace) -> int:
     import os
     import sys
 
+    from agentic_lsp.heap import enable_freezing
     from agentic_lsp.lsp.server import create_server
     from agentic_lsp.mcp.host import McpHost
 
@@ -158,6 +159,7 @@ def serve(args: argparse.Namespace) -> int:
     address = tcp_address(args.tcp, allow) if args.tcp else None  # refused before starting
     root = args.workspace.expanduser().resolve() if args.workspace else None
     folder = root if root is not None and root.is_dir() else None
+    enable_freezing()  # a long-running server: see agentic_lsp.heap
     host = McpHost(args.mcp_http)
     host.preload()
     server = create_server(folder, host)
@@ -169,7 +171,10 @@ def serve(args: argparse.Namespace) -> int:
 
 def mcp_stdio(args: argparse.Namespace) -> int:
     """``agentic-lsp mcp``: stdio (bridging to a running owner), or ``--http PORT`` only."""
+    from agentic_lsp.heap import enable_freezing
     from agentic_lsp.mcp.launch import LaunchOptions, run_mcp
+
+    enable_freezing()  # a long-running server: see agentic_lsp.heap
 
     root = _workspace(args.workspace)
     options = LaunchOptions(
@@ -187,7 +192,10 @@ def acp_stdio(args: argparse.Namespace) -> int:
     also served over MCP on localhost unless ``--no-mcp-endpoint``, so ``agentic-lsp mcp``
     launches bridge to this process."""
     from agentic_lsp.acp.launch import AcpOptions, run_acp
+    from agentic_lsp.heap import enable_freezing
     from agentic_lsp.mcp.host import McpHost
+
+    enable_freezing()  # a long-running server: see agentic_lsp.heap
 
     publisher = None if args.no_mcp_endpoint else McpHost()
     return run_acp(AcpOptions(publisher=publisher))

@@ -21,12 +21,12 @@ from pathlib import Path
 
 from agentic_lsp.config import Settings
 from agentic_lsp.errors import Cancelled
+from agentic_lsp.heap import collector_paused, release_heap, settle_heap
 from agentic_lsp.index.build import FileBuild, build_file, symbol_from_payload
 from agentic_lsp.index.discovery.walk import IgnoreRules, classify_path, discover
 from agentic_lsp.index.embedding.cache import EmbeddingCache
 from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES, DenseVectors
 from agentic_lsp.index.embedding.model import Embedder
-from agentic_lsp.index.heap import collector_paused, settle_heap
 from agentic_lsp.index.models import DiscoveredFile, SkipReason
 from agentic_lsp.index.parse_workers import parse_files
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
@@ -331,6 +331,7 @@ class Indexer(DenseVectors):
         except Exception:  # the next start reads the store instead
             log.exception("could not save the index state snapshot")
         self.store.close()
+        release_heap()
 
     def _rebuild(self, path: str) -> FileBuild | None:
         found = classify_path(self.root, path, self.settings.index, self.rules)

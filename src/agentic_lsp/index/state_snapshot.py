@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from agentic_lsp.index.heap import collector_paused
+from agentic_lsp.heap import collector_paused
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.storage.vector_store import VectorStore
 

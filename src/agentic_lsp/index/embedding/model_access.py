@@ -16,10 +16,10 @@ from typing import Protocol
 import numpy as np
 
 from agentic_lsp.config import Settings, cache_root
+from agentic_lsp.heap import collector_paused, settle_heap
 from agentic_lsp.index.build import FileBuild
 from agentic_lsp.index.embedding.cache import EmbeddingCache
 from agentic_lsp.index.embedding.model import Embedder, load_embedder
-from agentic_lsp.index.heap import collector_paused, settle_heap
 from agentic_lsp.index.storage.vector_store import Point, VectorStore
 
 

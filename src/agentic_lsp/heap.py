@@ -9,7 +9,9 @@ it holds reference cycles, so it is freed by reference counting when replaced an
 collector need not look at it again.
 
 Garbage is collected before each freeze, so no unreachable cycle is frozen with the rest; after
-the first freeze that collection only visits what was made since the last one (a few ms).
+the first freeze that collection only visits what was made since the last one (a few ms). When
+an index closes, :func:`release_heap` hands everything frozen back to the collector, so cycles
+among a closed index's objects are not kept for the life of the process.
 """
 
 from __future__ import annotations
@@ -18,11 +20,23 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+_enabled = False  # a long-running server turned freezing on
+
+
+def enable_freezing() -> None:
+    """Turn :func:`settle_heap` and :func:`release_heap` on: the servers (LSP, MCP, ACP) do at
+    start. Off otherwise, so short commands and a test process that opens and closes many
+    indexes keep the collector's ordinary behaviour."""
+    global _enabled
+    _enabled = True
+
 
 def settle_heap(collect: bool = True) -> None:
-    """Collect garbage (unless ``collect`` is false: right after a big import, whose objects
-    would take one long pass to visit and hold next to no garbage), then move every object
-    alive out of the collector's generations."""
+    """Collect garbage (unless ``collect`` is false: right after a big import or a state load,
+    whose objects would take one long pass to visit and hold next to no garbage), then move
+    every object alive out of the collector's generations."""
+    if not _enabled:
+        return
     if collect:
         gc.collect()
     gc.freeze()
@@ -42,3 +56,13 @@ def collector_paused() -> Iterator[None]:
     finally:
         if paused:
             gc.enable()
+
+
+def release_heap() -> None:
+    """An index closed, and what it held may now be garbage in cycles: give everything frozen
+    back to the collector (``gc.unfreeze``; no pass now: at a shutdown that would only delay
+    the exit). Its next full pass, or the next :func:`settle_heap` that collects, frees such
+    cycles; one that does not collect (a state load right after) freezes them again."""
+    if not _enabled:
+        return
+    gc.unfreeze()
