@@ -126,11 +126,8 @@ def term_counts(*texts: str) -> Counter[str]:
     for text in texts:
         identifiers.update(_IDENTIFIER.findall(text))
     flat: list[str] = []
-    memo_get = _TERMS_MEMO.get
     for dotted, n in identifiers.items():
-        parts = memo_get(dotted)
-        if parts is None:
-            parts = _terms_of(dotted)
+        parts = _terms_of(dotted)
         flat += parts if n == 1 else parts * n
     return Counter(flat)
 

@@ -67,14 +67,10 @@ def encode_counts(
 ) -> SparseVector:
     """:func:`encode_sparse` of a document given as term -> occurrences."""
     counts: dict[int, int] = {}
-    count_of = counts.get
-    memo_get = _INDEX_MEMO.get
     for term, count in term_counts.items():  # each distinct term is hashed once
         if term:
-            index = memo_get(term)
-            if index is None:
-                index = term_index(term)
-            counts[index] = count_of(index, 0) + count
+            index = term_index(term)
+            counts[index] = counts.get(index, 0) + count
     doc_len = sum(counts.values())
     if not doc_len:
         return SparseVector([], [])

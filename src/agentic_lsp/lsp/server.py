@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import sys
@@ -31,6 +30,7 @@ from pygls.lsp.server import LanguageServer
 from agentic_lsp import __version__
 from agentic_lsp.changes.editor_review import bind_review
 from agentic_lsp.errors import AgenticError, WorkspaceError
+from agentic_lsp.heap import settle_heap
 from agentic_lsp.index.progress import IndexSummary
 from agentic_lsp.lsp import code_actions, commands, features, wire
 from agentic_lsp.lsp.convert import uri_path
@@ -280,7 +280,7 @@ class AgenticLanguageServer(LanguageServer):
         sys.setswitchinterval(EDITOR_SWITCH_INTERVAL_S)
         # Modules, classes and functions imported so far live as long as the process: the
         # cyclic collector's full passes (GIL held) need not rescan them.
-        gc.freeze()
+        settle_heap(collect=False)
         stop = threading.Event()
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)

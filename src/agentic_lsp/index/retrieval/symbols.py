@@ -128,10 +128,7 @@ class SymbolTable:
         """:meth:`replace_file` for each of ``paths``, at once (a restart's saved state): an
         empty table skips dropping what is not there."""
         with self._lock:
-            if self._by_path:
-                fresh = False
-            else:
-                fresh = True
+            if not self._by_path:
                 for path in paths:
                     syms = list(symbols.get(path, ()))
                     self._by_path[path] = syms
@@ -139,9 +136,9 @@ class SymbolTable:
                     for symbol in syms:
                         self._paths_by_name[symbol.name.lower()].add(path)
                     self._names.add(path, syms)
-        if not fresh:
-            for path in paths:
-                self.replace_file(path, symbols.get(path, []), imports.get(path, []))
+                return
+        for path in paths:
+            self.replace_file(path, symbols.get(path, []), imports.get(path, []))
 
     def remove_file(self, path: str) -> None:
         with self._lock:
