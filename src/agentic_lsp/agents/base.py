@@ -41,6 +41,8 @@ class AgentContext:
     token_budget: int
     earlier: str = ""  # what earlier stages of this run produced (analysis, findings)
     edit_format: str = "search_replace"  # how the model is asked to write edits (llm.edit_format)
+    samples: int = 8  # rewrites the repair path draws per attempt (llm.samples)
+    sample_temperature: float = 0.8
     log: Callable[[str], None] = lambda message: None
 
     @property
@@ -63,6 +65,7 @@ class AgentResult:
     errors: list[str] = field(default_factory=list)
     test_output: str = ""
     findings: list[dict[str, Any]] = field(default_factory=list)
+    evidence: dict[str, Any] | None = None  # the repair path's record of how it chose
 
 
 class Agent(ABC):

@@ -18,6 +18,7 @@ from agentic_lsp.agents.prompting import (
 )
 from agentic_lsp.agents.tools import TOOL_HELP, converse
 from agentic_lsp.errors import ProviderError
+from agentic_lsp.llm.model_profile import SMALL_MODEL_FORMAT
 from agentic_lsp.llm.token_count import prompt_room, token_counter
 
 SYSTEM = (
@@ -42,7 +43,9 @@ async def ask_for_edits(ctx: AgentContext, system: str, goal: str) -> str:
     """One conversation (with tool rounds) that should end in edit blocks; returns the reply."""
     assert ctx.model is not None
     count = token_counter(ctx.model)
-    reply_format = "## Reply format\n" + EDIT_FORMATS.get(ctx.edit_format, EDIT_FORMAT)
+    # the repair path's own agents ask for one function; everything else in whole definitions
+    fmt = "definitions" if ctx.edit_format == SMALL_MODEL_FORMAT else ctx.edit_format
+    reply_format = "## Reply format\n" + EDIT_FORMATS.get(fmt, EDIT_FORMAT)
     fixed = await asyncio.to_thread(count, system + stage_prompt(ctx, goal, reply_format))
     budget = ctx.token_budget
     room = prompt_room(ctx.model)
@@ -72,6 +75,10 @@ class CodeAgent(Agent):
     async def run(self, ctx: AgentContext) -> AgentResult:
         if ctx.model is None:
             return AgentResult(False, "no model is configured for the code agent")
+        if ctx.edit_format == SMALL_MODEL_FORMAT:
+            from agentic_lsp.agents.repair import repair
+
+            return await repair(ctx)
         try:
             reply = await ask_for_edits(ctx, SYSTEM, "## Goal\nMake the change the task asks for.")
         except ProviderError as exc:

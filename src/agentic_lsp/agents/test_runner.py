@@ -1,5 +1,11 @@
 """The project's test command, found or configured, run in a sandbox on the in-progress edits.
 
+Each run reports per-test outcomes where the runner gives them (pytest's JUnit XML, cargo's
+lines: :mod:`agentic_lsp.agents.test_outcomes`); :meth:`TestRunner.check` judges edits against
+a baseline run of the same tests on the unchanged code (run once, then reused), so tests that
+failed before a change never block it. A missing test runner is an environment error with a fix,
+never a test failure.
+
 Detection (unless ``workflows.test_command`` is set): pytest for Python projects (the
 workspace's own virtualenv first), ``npm test`` when package.json has a test script,
 ``go test ./...`` with go.mod, ``cargo test`` with Cargo.toml.
@@ -7,12 +13,14 @@ workspace's own virtualenv first), ``npm test`` when package.json has a test scr
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+import shlex
 import shutil
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -24,6 +32,14 @@ from agentic_lsp.agents.isolation import (
     refusal,
 )
 from agentic_lsp.agents.sandbox import CommandResult, open_sandbox
+from agentic_lsp.agents.test_outcomes import (
+    MAX_JUNIT_BYTES,
+    Comparison,
+    compare,
+    missing_runner,
+    parse_cargo,
+    parse_junit,
+)
 from agentic_lsp.config import WorkflowSettings
 
 RunnerKind = Literal["pytest", "npm", "go", "cargo", "custom"]
@@ -53,10 +69,15 @@ class TestRun:
     output: str
     duration_s: float
     skipped: str = ""  # why the command was not run (no isolation); empty when it ran
+    outcomes: dict[str, str] | None = None  # test -> outcome, where the runner reports them
+    environment_error: str = ""  # the runner itself is missing: no test result at all
+    selected: tuple[str, ...] = ()  # the test files it was limited to (empty: the whole suite)
 
     def verdict(self) -> str:
         if self.skipped:
             return "not run (no sandbox isolation)"
+        if self.environment_error:
+            return f"could not run: {self.environment_error}"
         if self.timed_out:
             return "timed out"
         if self.passed:
@@ -102,6 +123,25 @@ def detect_test_command(root: Path, settings: WorkflowSettings) -> TestCommand |
     return None
 
 
+def runs_pytest(command: TestCommand) -> bool:
+    """Whether the command runs pytest (detected, or a configured command naming it)."""
+    if command.kind == "pytest":
+        return True
+    if command.kind != "custom":
+        return False
+    words = command.command if isinstance(command.command, list) else command.command.split()
+    return any(Path(word).name in ("pytest", "py.test") or word == "pytest" for word in words)
+
+
+def with_selection(command: TestCommand, selected: Sequence[str]) -> str | list[str]:
+    """The command limited to ``selected`` test files (pytest only; others run whole)."""
+    if not selected or not runs_pytest(command):
+        return command.command
+    if isinstance(command.command, list):
+        return [*command.command, *selected]
+    return command.command + " " + " ".join(shlex.quote(path) for path in selected)
+
+
 def _failed_tests(kind: RunnerKind, result: CommandResult) -> bool:
     if result.timed_out or result.exit_code in (0, None):
         return False
@@ -114,8 +154,42 @@ def _failed_tests(kind: RunnerKind, result: CommandResult) -> bool:
     return True
 
 
+@dataclass
+class CheckResult:
+    """Edits judged against the baseline: the candidate's run and the comparison."""
+
+    __test__ = False
+    run: TestRun
+    baseline: TestRun
+    comparison: Comparison
+
+    @property
+    def ok(self) -> bool:
+        return self.comparison.ok and not self.run.environment_error and not self.run.skipped
+
+
+def _digest(*layers: Mapping[str, str | None]) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for layer in layers:
+        for path in sorted(layer):
+            text = layer[path]
+            h.update(path.encode("utf-8", "surrogatepass") + b"\0")
+            h.update(b"\1" if text is None else text.encode("utf-8", "surrogatepass") + b"\0")
+        h.update(b"\2")
+    return h.hexdigest()
+
+
+@dataclass
+class _Memo:
+    runs: dict[tuple[str, tuple[str, ...]], TestRun] = field(default_factory=dict)
+
+
 class TestRunner:
-    """Runs the test command against the workspace plus edits; never touches the user's tree."""
+    """Runs the test command against the workspace plus edits; never touches the user's tree.
+
+    One runner serves one workflow run: runs of identical content and selection are answered
+    from memory (a baseline is run once), and :attr:`reproduction` holds the tests the run
+    wrote that failed on the unchanged code."""
 
     __test__ = False
 
@@ -126,6 +200,8 @@ class TestRunner:
         self.sandboxes = cache_dir / "sandboxes"
         self.isolation = Isolation(settings.sandbox_network, settings.allow_unisolated)
         self.command = detect_test_command(root, settings)
+        self.reproduction: set[str] = set()
+        self._memo = _Memo()
         prune_stale_sandboxes(self.sandboxes)  # left by a server that died (kill -9, crash)
 
     def refused(self, what: str) -> IsolationRefused | None:
@@ -135,12 +211,57 @@ class TestRunner:
         return refusal(what)
 
     async def run(
-        self, edits: Mapping[str, str | None], buffers: Mapping[str, str] | None = None
+        self,
+        edits: Mapping[str, str | None],
+        buffers: Mapping[str, str] | None = None,
+        select: Sequence[str] = (),
     ) -> TestRun | None:
-        """``None`` when the project has no test command (nothing was run)."""
+        """``None`` when the project has no test command (nothing was run). ``select``: test
+        files to limit a pytest run to."""
         command = self.command
         if command is None:
             return None
+        key = (_digest(buffers or {}, edits), tuple(select))
+        cached = self._memo.runs.get(key)
+        if cached is not None:
+            return cached
+        run = await self._run(command, edits, buffers, tuple(select))
+        if not run.timed_out:
+            self._memo.runs[key] = run
+        return run
+
+    async def baseline(
+        self, buffers: Mapping[str, str] | None = None, select: Sequence[str] = ()
+    ) -> TestRun | None:
+        """The tests on the unchanged workspace (editor buffers included), run once."""
+        return await self.run({}, buffers, select)
+
+    async def check(
+        self,
+        edits: Mapping[str, str | None],
+        buffers: Mapping[str, str] | None = None,
+        select: Sequence[str] = (),
+    ) -> CheckResult | None:
+        """``edits`` judged against the baseline (``None``: no test command)."""
+        before = await self.baseline(buffers, select)
+        after = await self.run(edits, buffers, select)
+        if before is None or after is None:
+            return None
+        if after.skipped or after.environment_error:
+            comparison = Comparison(False, False, note=after.verdict())
+        else:
+            comparison = compare(
+                before.outcomes, before.passed, after.outcomes, after.passed, self.reproduction
+            )
+        return CheckResult(after, before, comparison)
+
+    async def _run(
+        self,
+        command: TestCommand,
+        edits: Mapping[str, str | None],
+        buffers: Mapping[str, str] | None,
+        select: tuple[str, ...],
+    ) -> TestRun:
         refused = self.refused(f"the tests (`{command.shown}`) were")
         if refused is not None:
             reason = f"{refused.message}; to enable: {refused.hint}"
@@ -155,14 +276,44 @@ class TestRunner:
             parent=self.sandboxes,
             isolation=self.isolation,
         ) as box:
-            result = await box.run(command.command, timeout_s=self.settings.test_timeout_s, env=env)
+            junit = box.tmp / "agentic-junit.xml"
+            if runs_pytest(command):
+                env["PYTEST_ADDOPTS"] = f"--junitxml={junit} -o junit_family=xunit2"
+            argv = with_selection(command, select)
+            result = await box.run(argv, timeout_s=self.settings.test_timeout_s, env=env)
             output = result.output.replace(str(box.path) + "/", "")
+            outcomes = _outcomes(command, junit, output)
+        problem = missing_runner(output) if not result.ok else None
+        if problem is not None and not outcomes:
+            environment = (
+                f"{problem}: the test runner is not installed where the tests run; install "
+                "it in the project's environment (e.g. `pip install pytest` in its .venv) or "
+                "set workflows.test_command"
+            )
+        else:
+            environment = ""
         return TestRun(
             command=command.shown,
-            passed=result.ok or (command.kind == "pytest" and result.exit_code == 5),
-            failed_tests=_failed_tests(command.kind, result),
+            passed=result.ok or (runs_pytest(command) and result.exit_code == 5),
+            failed_tests=_failed_tests(command.kind, result) and not environment,
             exit_code=result.exit_code,
             timed_out=result.timed_out,
             output=output,
             duration_s=result.duration_s,
+            outcomes=outcomes,
+            environment_error=environment,
+            selected=select,
         )
+
+
+def _outcomes(command: TestCommand, junit: Path, output: str) -> dict[str, str] | None:
+    if command.kind == "cargo":
+        return parse_cargo(output)
+    if not runs_pytest(command):
+        return None
+    try:
+        if not junit.is_file() or junit.stat().st_size > MAX_JUNIT_BYTES:
+            return None
+        return parse_junit(junit.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError):  # ET.ParseError is a SyntaxError
+        return None

@@ -11,6 +11,7 @@ from agentic_lsp.agents.code import ask_for_edits, edit_failure
 from agentic_lsp.agents.edit_apply import apply_reply
 from agentic_lsp.agents.tools import TOOL_HELP
 from agentic_lsp.errors import AgenticError, ProviderError
+from agentic_lsp.llm.model_profile import SMALL_MODEL_FORMAT
 from agentic_lsp.workflows.schema import TestsOptions
 from agentic_lsp.workflows.sources import is_test_path
 
@@ -46,7 +47,11 @@ class TestsAgent(Agent):
         options: TestsOptions = ctx.options
         edits: dict[str, str | None] = {}
         wrote = "wrote no tests"
-        if options.write_tests and ctx.model is not None:
+        # The small-model profile writes no reproduction test: small models reproduced nothing
+        # in the workflow eval and spent half the run's model time trying; the project's own
+        # tests, run before and after, judge its fix instead.
+        small = ctx.edit_format == SMALL_MODEL_FORMAT
+        if options.write_tests and ctx.model is not None and not small:
             try:
                 reply = await ask_for_edits(ctx, SYSTEM, _goal(options.expect))
             except ProviderError as exc:
@@ -59,35 +64,56 @@ class TestsAgent(Agent):
                 return edit_failure(outcome, reply, "test edits")
             edits = dict(outcome.edits)
             wrote = f"wrote {', '.join(sorted(edits))}" if edits else "kept the existing tests"
-        buffers = ctx.view.buffers
+        elif small:
+            wrote = "wrote no test (small-model profile: the project's tests judge the fix)"
         try:
-            run = await ctx.tests.run({**ctx.view.pending, **edits}, buffers)
+            checked = await ctx.tests.check({**ctx.view.pending, **edits}, ctx.view.buffers)
         except AgenticError as exc:
             return AgentResult(
                 False, f"the tests could not run: {exc.message}", edits, errors=[str(exc)]
             )
-        if run is None:
+        if checked is None:
             return AgentResult(
                 False,
                 "no test command found for this project",
                 errors=["set workflows.test_command (e.g. 'pytest -q') in .agentic-lsp.toml"],
             )
+        run = checked.run
         if run.skipped:
             ctx.log(f"tests: {run.skipped}")
             return AgentResult(True, f"{wrote}; {run.skipped}", edits, output=run.skipped)
         ctx.log(f"tests: `{run.command}` {run.verdict()} in {run.duration_s:.1f}s")
+        if run.environment_error:
+            verdict = run.verdict()
+            return AgentResult(False, f"{wrote}; {verdict}", edits, errors=[verdict])
+        comparison = checked.comparison
+        pre = _pre_existing(comparison.pre_existing)
         if options.expect == "fail":
-            ok = run.failed_tests
-            verdict = (
-                "a test fails: the problem is reproduced"
-                if ok
-                else (
-                    "no test fails: the problem is not reproduced" if run.passed else run.verdict()
+            if small and not edits:
+                return AgentResult(
+                    True,
+                    f"{wrote}; baseline recorded{pre}",
+                    edits,
+                    output=run.output[-2_000:],
                 )
-            )
+            reproducing = sorted({*comparison.new_failures, *comparison.broken})
+            ok = bool(reproducing) if comparison.per_test else run.failed_tests and bool(edits)
+            if ok:
+                ctx.tests.reproduction.update(reproducing)
+                verdict = "a new test fails: the problem is reproduced (" + ", ".join(
+                    reproducing[:3]
+                )
+                verdict += ")" if reproducing else "the suite fails after the new test)"
+            else:
+                verdict = "no test fails that passed before: the problem is not reproduced"
+            verdict += pre
         else:
-            ok = run.passed
-            verdict = "the test suite passes" if ok else f"the test suite {run.verdict()}"
+            ok = checked.ok
+            verdict = (
+                f"the tests pass ({comparison.describe()})"
+                if ok
+                else f"the test suite {run.verdict()} ({comparison.describe()})"
+            )
         return AgentResult(
             ok,
             f"{wrote}; {verdict} (`{run.command}`)",
@@ -96,3 +122,10 @@ class TestsAgent(Agent):
             test_output=run.output,
             errors=[] if ok else [verdict],
         )
+
+
+def _pre_existing(names: list[str]) -> str:
+    if not names:
+        return ""
+    shown = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+    return f"; {len(names)} test(s) failed before any change (pre-existing, not counted): {shown}"

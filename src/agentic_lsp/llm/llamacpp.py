@@ -12,6 +12,7 @@ through llama.cpp's grammar-based ``response_format``.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import threading
@@ -28,6 +29,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import ConfigDict, PrivateAttr
 
 from agentic_lsp.errors import ProviderError
+from agentic_lsp.llm.sampling import Capabilities, Sample, SampleRequest
 from agentic_lsp.llm.scripted import as_role_text
 
 INSTALL_HINT = (
@@ -121,6 +123,15 @@ class LlamaCppChatModel(BaseChatModel):
         with self._lock:
             tokens = self._model().tokenize(text.encode("utf-8"), add_bos=False, special=False)
         return len(tokens)
+
+    def sample_capabilities(self) -> Capabilities:
+        return Capabilities(prefill=True, grammar=True, seed=True, context_window=True)
+
+    async def draw_samples(self, request: SampleRequest) -> list[Sample]:
+        """Several completions of one prompt (see :mod:`agentic_lsp.llm.llamacpp_sampling`)."""
+        from agentic_lsp.llm.llamacpp_sampling import draw
+
+        return await asyncio.to_thread(draw, self, request)
 
     def describe(self) -> str:
         text = f"llamacpp {Path(self.gguf_path).name}"

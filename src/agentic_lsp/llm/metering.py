@@ -119,6 +119,11 @@ def current_meter() -> Meter | None:
     return _METER.get()
 
 
+def current_scope() -> tuple[str | None, str | None]:
+    """The (stage, role) that model calls made now belong to."""
+    return _SCOPE.get()
+
+
 def usage_of(reply: BaseMessage) -> tuple[int, int, str]:
     """(prompt, completion, how counted) from a reply's ``usage_metadata``."""
     usage = getattr(reply, "usage_metadata", None) or {}

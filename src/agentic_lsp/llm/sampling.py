@@ -24,12 +24,15 @@ from :attr:`Sample.text` with :func:`after_prefill`.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from agentic_lsp.llm.guidance import with_guidance
+from agentic_lsp.llm.metering import ModelCall, current_meter, current_scope
 
 
 @dataclass(frozen=True)
@@ -115,10 +118,38 @@ async def draw_samples(model: BaseChatModel, request: SampleRequest) -> list[Sam
     return await _plain_samples(model, request)
 
 
+async def metered_samples(model: BaseChatModel, request: SampleRequest) -> list[Sample]:
+    """:func:`draw_samples` recorded on the run's meter as one model call (the prompt counted
+    once: providers keep its KV cache between samples; completions summed). Messages the user
+    sent to the run since its last model call are added to the prompt first."""
+    stage, role = current_scope()
+    messages = with_guidance([HumanMessage(request.prompt)], stage or "(run)", role or "(?)")
+    if len(messages) > 1:
+        extra = "\n\n".join(m.text for m in messages[1:])
+        request = replace(request, prompt=f"{request.prompt}\n\n{extra}")
+    started = time.perf_counter()
+    samples = await draw_samples(model, request)
+    meter = current_meter()
+    if meter is not None and samples:
+        prompt = max(s.prompt_tokens for s in samples)
+        completion = sum(s.completion_tokens for s in samples)
+        meter.record(
+            ModelCall(
+                stage=stage or "(run)",
+                role=role or "(unknown)",
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                seconds=round(time.perf_counter() - started, 3),
+                counted="provider" if (prompt or completion) else "none",
+            )
+        )
+    return samples
+
+
 async def _plain_samples(model: BaseChatModel, request: SampleRequest) -> list[Sample]:
     messages = [SystemMessage(request.system), HumanMessage(request.prompt)]
     out: list[Sample] = []
-    for index in range(request.n):
+    for _ in range(request.n):
         reply = await model.ainvoke(messages, stop=list(request.stop) or None)
         usage = getattr(reply, "usage_metadata", None) or {}
         out.append(

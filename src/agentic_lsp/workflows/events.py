@@ -100,3 +100,4 @@ class RunReport:
     messages: list[dict[str, Any]] = field(default_factory=list)  # user messages, with delivery
     pruned: dict[str, str] = field(default_factory=dict)  # stage -> why it was pruned
     resumed: int = 0  # how many times the run was resumed after an interruption
+    evidence: list[dict[str, Any]] = field(default_factory=list)  # repair path, per attempt

@@ -324,6 +324,8 @@ class WorkflowRun:
             max_iterations=settings.max_iterations,
             edit_format=profile.edit_format,
             model_tools=profile.tools,
+            samples=profile.samples,
+            sample_temperature=profile.sample_temperature,
             pruned=set(self.report.pruned),
         )
         executor = StageExecutor(env)

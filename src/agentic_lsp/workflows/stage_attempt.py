@@ -59,24 +59,33 @@ class StageAttempt:
         buffers: dict[str, str],
         redact: Callable[[str], str],
     ) -> None:
+        """The tests on the run's edits, judged against the same tests on the unchanged code:
+        tests that failed before the change are reported, never blocking."""
         try:
-            run = await tests.run({**view.pending, **self.edits}, buffers)
+            checked = await tests.check({**view.pending, **self.edits}, buffers)
         except AgenticError as exc:
             self.failed = True
             self.verify_note = f"verify: the tests could not run: {exc.message}"
             return
-        if run is None:
+        if checked is None:
             self.failed = True
             self.verify_note = "verify: no test command found (set workflows.test_command)"
             return
+        run = checked.run
         self.test_output = redact(run.output)
         if run.skipped:
             self.verify_note = f"verify: {run.skipped}"
-        elif run.passed:
-            self.verify_note = f"verify: `{run.command}` passed"
+        elif run.environment_error:
+            self.failed = True
+            self.verify_note = f"verify: `{run.command}` {run.verdict()}"
+        elif checked.ok:
+            how = checked.comparison.describe()
+            verdict = "passed" if run.passed else "kept every test that passed before passing"
+            self.verify_note = f"verify: `{run.command}` {verdict} ({how})"
         else:
             self.failed = True
-            self.verify_note = f"verify: `{run.command}` {run.verdict()} after the edits"
+            how = checked.comparison.describe()
+            self.verify_note = f"verify: `{run.command}` {run.verdict()} after the edits ({how})"
 
     def errors(self) -> list[str]:
         found = [e for r in self.results.values() for e in r.errors]

@@ -64,6 +64,8 @@ class StageEnv:
     max_iterations: int
     edit_format: str = "search_replace"
     model_tools: bool = True
+    samples: int = 8
+    sample_temperature: float = 0.8
     pruned: set[str] = field(default_factory=set)  # stages the user pruned (skip or cancel)
 
 
@@ -262,6 +264,8 @@ class StageExecutor:
                 tests=env.tests,
                 token_budget=stage.token_budget,
                 edit_format=env.edit_format,
+                samples=env.samples,
+                sample_temperature=env.sample_temperature,
                 earlier=earlier,
                 log=_agent_log(env.recorder, f"{stage.id}/{spec.name}", readable.redact_output),
             )
@@ -271,6 +275,10 @@ class StageExecutor:
             *(self._agent(s, c) for s, c in zip(specs, contexts, strict=True))
         )
         outcome = StageAttempt(dict(zip([s.name for s in specs], results, strict=True)))
+        for result in results:
+            if result.evidence is not None:
+                evidence = {"stage": stage.id, "attempt": attempt, **result.evidence}
+                env.recorder.report.evidence.append(evidence)
         # a review stage has no agent: it only holds the run at its gate
         outcome.failed = bool(specs) and stage_failed(
             [r.ok for r in results], stage.spec.failure_rule
