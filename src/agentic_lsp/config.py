@@ -100,22 +100,59 @@ class LLMSettings(_Section):
     timeout_s: float = Field(120.0, gt=0)
     temperature: float = Field(0.1, ge=0, le=2)
     gguf_path: str | None = Field(None, description="A GGUF file for 'llamacpp' (wins over model).")
-    context_tokens: int = Field(8192, ge=512, le=262_144, description="llamacpp context window.")
+    context_tokens: int = Field(
+        8192,
+        ge=512,
+        le=262_144,
+        description=(
+            "Context window in tokens: the llamacpp model's, and Ollama's num_ctx sent with every "
+            "request (Ollama's own default, 2k-4k, drops the oldest prompt tokens silently)."
+        ),
+    )
+    max_tokens: int = Field(
+        1024,
+        ge=16,
+        le=131_072,
+        description=(
+            "Most tokens one reply may take: llamacpp's max_tokens and Ollama's num_predict "
+            "(repair samples set their own cap)."
+        ),
+    )
     base_url: str | None = Field(
         None, description="OpenAI-compatible endpoint for 'openai', e.g. http://127.0.0.1:8080/v1."
     )
     api_key_env: str | None = Field(
         None, description="Name of the environment variable holding the 'openai' API key."
     )
-    script_path: str | None = None
-    edit_format: Literal["auto", "search_replace", "definitions"] = Field(
-        "auto",
+    openai_grammar: bool = Field(
+        False,
         description=(
-            "How models are asked to write code edits: SEARCH/REPLACE blocks, or whole "
-            "definitions (functions, classes). 'auto' picks by provider; replies in either "
-            "format are accepted whatever is asked."
+            "The 'openai' server takes llama.cpp's GBNF `grammar` field (llama.cpp's llama-server "
+            "and llama-cpp-python's server do): repair samples send their grammar. Off: no "
+            "grammar is sent (other servers reject or ignore it)."
         ),
     )
+    script_path: str | None = None
+    edit_format: Literal["auto", "search_replace", "definitions", "function"] = Field(
+        "auto",
+        description=(
+            "How models are asked to write code edits: SEARCH/REPLACE blocks, whole "
+            "definitions (functions, classes), or 'function': the repair path for small "
+            "models (the harness picks one function, the model samples rewrites of it, the "
+            "project's tests choose). 'auto': 'function' for small local models (llamacpp), "
+            "'search_replace' otherwise; replies in either block format are accepted."
+        ),
+    )
+    samples: int = Field(
+        8,
+        ge=1,
+        le=32,
+        description=(
+            "Rewrites the repair path draws per attempt (the first greedy, the rest at "
+            "sample_temperature with fixed seeds); fewer for large functions."
+        ),
+    )
+    sample_temperature: float = Field(0.8, ge=0, le=2)
     model_tools: Literal["auto", "on", "off"] = Field(
         "auto",
         description=(
