@@ -106,6 +106,23 @@ def check_local_models(loaded: LoadedSettings) -> Check:
     return Check("local models", OK, "; ".join([*facts, provider, decision]))
 
 
+def check_sampling(loaded: LoadedSettings) -> Check:
+    """What the provider in use does with the repair path's samples. The chat model is built but
+    not used (no request is sent; a llamacpp model loads its weights only on first use)."""
+    from agentic_lsp.errors import ProviderError
+    from agentic_lsp.llm.providers import make_chat_model, resolve_provider
+    from agentic_lsp.llm.sampling import capabilities
+
+    resolved = resolve_provider(loaded.settings.llm).settings
+    provider = resolved.provider
+    try:
+        # The provider named explicitly: the fallback rule was applied just now.
+        model = make_chat_model(resolved.model_copy(update={"provider": provider}))
+    except ProviderError as exc:
+        return Check("sampling", WARN, f"unknown ({provider}): {exc.message}", exc.hint)
+    return Check("sampling", OK, f"{capabilities(model).describe()} ({provider})")
+
+
 def check_embedder(loaded: LoadedSettings) -> Check:
     from agentic_lsp.health import embedder_health
 
@@ -186,6 +203,7 @@ def run_checks(workspace: Path) -> list[Check]:
         checks.append(_guarded("workspace trust", lambda: check_trust(workspace, loaded)))
         checks.append(_guarded("ollama", lambda: check_ollama(loaded)))
         checks.append(_guarded("local models", lambda: check_local_models(loaded)))
+        checks.append(_guarded("sampling", lambda: check_sampling(loaded)))
         checks.append(_guarded("embeddings", lambda: check_embedder(loaded)))
         checks.append(_guarded("index store", lambda: check_store(workspace, loaded)))
     checks.append(_guarded("grammars", check_grammars))

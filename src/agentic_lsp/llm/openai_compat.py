@@ -23,10 +23,13 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackMana
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
+from openai.types.chat import ChatCompletion
 from pydantic import PrivateAttr, SecretStr
 
 from agentic_lsp.config import LLMSettings
 from agentic_lsp.errors import ProviderError
+from agentic_lsp.llm.openai_sampling import openai_capabilities, openai_samples
+from agentic_lsp.llm.sampling import Capabilities, Sample, SampleRequest
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +77,7 @@ class OpenAIChatModel(ChatOpenAI):
     """
 
     schema_kwarg: ClassVar[str] = "json_schema"  # see llm.structured.schema_kwargs
+    llamacpp_grammar: bool = False  # the server takes llama.cpp's `grammar` (llm.openai_grammar)
     _json_object: bool = PrivateAttr(default=False)
 
     @contextmanager
@@ -110,6 +114,21 @@ class OpenAIChatModel(ChatOpenAI):
 
     def describe(self) -> str:
         return f"openai {self.model_name} at {self.openai_api_base}"
+
+    def sample_capabilities(self) -> Capabilities:
+        return openai_capabilities(self.llamacpp_grammar)
+
+    async def draw_samples(self, request: SampleRequest) -> list[Sample]:
+        """``request.n`` samples in two requests where the server honours ``n``
+        (:mod:`.openai_sampling`)."""
+        return await openai_samples(
+            self._complete, self.model_name, request, grammar=self.llamacpp_grammar
+        )
+
+    async def _complete(self, kwargs: dict[str, Any]) -> ChatCompletion:
+        with self._translated_errors():
+            completion: ChatCompletion = await self.async_client.create(**kwargs)
+            return completion
 
     def _get_request_payload(
         self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any
@@ -250,6 +269,7 @@ def openai_model(settings: LLMSettings, role: str) -> OpenAIChatModel:
         timeout=http_timeout(settings),
         max_retries=0,
         stream_usage=True,
+        llamacpp_grammar=settings.openai_grammar,
         **extra,
     )
 

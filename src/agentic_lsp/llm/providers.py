@@ -48,6 +48,7 @@ from agentic_lsp.llm.llamacpp import (
     llama_cpp_available,
 )
 from agentic_lsp.llm.ollama_health import probe_ollama
+from agentic_lsp.llm.ollama_sampling import OLLAMA_CAPABILITIES, ollama_samples
 from agentic_lsp.llm.openai_compat import (
     CONNECT_TIMEOUT_S,
     http_timeout,
@@ -56,6 +57,7 @@ from agentic_lsp.llm.openai_compat import (
     openai_model,
     probe_openai,
 )
+from agentic_lsp.llm.sampling import Capabilities, Sample, SampleRequest
 from agentic_lsp.llm.scripted import SCRIPTED_DESCRIPTION, Script, ScriptedChatModel, load_script
 
 log = logging.getLogger(__name__)
@@ -157,7 +159,8 @@ def describe_provider(settings: LLMSettings, role: str = "default") -> str:
 
 
 class OllamaChatModel(ChatOllama):
-    """``ChatOllama`` with failures translated into :class:`ProviderError` with the fix."""
+    """``ChatOllama`` with failures translated into :class:`ProviderError` with the fix; every
+    request carries ``num_ctx`` and ``num_predict`` (``llm.context_tokens``, ``llm.max_tokens``)."""
 
     schema_kwarg: ClassVar[str] = "format"  # Ollama's structured outputs take a JSON schema
 
@@ -200,6 +203,25 @@ class OllamaChatModel(ChatOllama):
 
     def describe(self) -> str:
         return f"ollama {self.model} at {self.base_url}"
+
+    def sample_capabilities(self) -> Capabilities:
+        return OLLAMA_CAPABILITIES
+
+    async def draw_samples(self, request: SampleRequest) -> list[Sample]:
+        """``request.n`` samples, one ``/api/chat`` request each (:mod:`.ollama_sampling`)."""
+        return await ollama_samples(self._chat_once, request, self.num_ctx)
+
+    async def _chat_once(
+        self, messages: list[dict[str, str]], options: dict[str, Any]
+    ) -> ollama.ChatResponse:
+        with self._translated_errors():
+            return await self._async_client.chat(
+                model=self.model,
+                messages=messages,
+                stream=False,
+                options=options,
+                keep_alive=self.keep_alive,
+            )
 
     def _generate(
         self,
@@ -252,6 +274,8 @@ def _ollama_model(settings: LLMSettings, role: str) -> OllamaChatModel:
         model=model_for_role(settings, role),
         base_url=settings.ollama_host,
         temperature=settings.temperature,
+        num_ctx=settings.context_tokens,
+        num_predict=settings.max_tokens,
         client_kwargs=client_kwargs,
     )
 
@@ -275,6 +299,7 @@ def _build(
             gguf_path=str(local_gguf(settings)),
             temperature=settings.temperature,
             n_ctx=settings.context_tokens,
+            max_tokens=settings.max_tokens,
             note=note,
         )
     if settings.provider == "openai":

@@ -10,6 +10,8 @@ script a 500 with the script's message.
 
 Replies come from a :class:`~agentic_lsp.llm.scripted.Script`; a step's ``role`` filter is matched
 against the role mapped to the requested model (``role_of_model``), else the model name itself.
+A reply ends as a real server ends it: before the first of ``options.stop``, else after
+``options.num_predict`` tokens (words here) with ``done_reason`` "length".
 Every request is recorded (:attr:`OllamaTestServer.requests`).
 
 Use it as a context manager in tests, or as a process for the editor tests and the offline demo::
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import signal
 import sys
 import threading
@@ -174,25 +177,27 @@ class _Handler(BaseHTTPRequestHandler):
         delay = self.server.script.steps[call.step].delay_s
         if delay:
             time.sleep(delay)
+        options = body.get("options")
+        reply, done_reason = _ended(call.reply, options if isinstance(options, dict) else {})
         prompt_tokens = sum(len(text.split()) for _, text in messages)
         final = {
             "model": model,
             "created_at": _now(),
             "done": True,
-            "done_reason": "stop",
+            "done_reason": done_reason,
             "total_duration": time.perf_counter_ns() - started,
             "load_duration": 0,
             "prompt_eval_count": prompt_tokens,
             "prompt_eval_duration": 1_000,
-            "eval_count": max(1, len(call.reply.split())),
+            "eval_count": max(1, len(reply.split())),
             "eval_duration": 1_000,
         }
         if body.get("stream", True) is False:
-            self._send_json(200, {**final, **content(call.reply)})
+            self._send_json(200, {**final, **content(reply)})
             return
         parts = (
             {"model": model, "created_at": _now(), **content(piece), "done": False}
-            for piece in split_for_streaming(call.reply)
+            for piece in split_for_streaming(reply)
         )
         self._send_ndjson([*parts, {**final, **content("")}])
 
@@ -243,6 +248,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
+
+
+def _ended(reply: str, options: Mapping[str, Any]) -> tuple[str, str]:
+    """``reply`` cut before the first stop string, else after ``num_predict`` words; and the
+    ``done_reason``."""
+    stops = options.get("stop")
+    for stop in stops if isinstance(stops, list) else []:
+        if isinstance(stop, str) and stop and stop in reply:
+            reply = reply[: reply.index(stop)]
+    limit = options.get("num_predict")
+    words = re.findall(r"\s*\S+", reply)
+    if isinstance(limit, int) and 0 < limit < len(words):
+        return "".join(words[:limit]), "length"
+    return reply, "stop"
 
 
 def _assistant(content: str) -> dict[str, str]:

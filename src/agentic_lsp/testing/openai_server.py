@@ -5,7 +5,10 @@ chat: ``GET /v1/models`` and ``POST /v1/chat/completions`` (one JSON object, or 
 events when ``stream`` is true, with a final usage chunk when ``stream_options.include_usage``
 is). A wrong bearer key gets a 401, an unknown model a 404, as from a real server;
 ``reject_json_schema`` answers a ``json_schema`` response format with a 500 naming
-``response_format``, as llama-cpp-python's server does. Every request is recorded.
+``response_format``, as llama-cpp-python's server does. A non-streamed request gets ``n``
+choices (at most ``max_n``: llama-cpp-python's server answers one whatever ``n`` says; or a 400
+for ``n`` > 1 with ``reject_n``), each cut after ``max_tokens`` words with finish reason
+"length". Every request is recorded.
 """
 
 from __future__ import annotations
@@ -27,12 +30,16 @@ class OpenAITestServer:
         api_key: str | None = None,
         delay_s: float = 0.0,
         reject_json_schema: bool = False,
+        max_n: int | None = None,
+        reject_n: bool = False,
     ) -> None:
         self.reply = reply
         self.models = list(models)
         self.api_key = api_key
         self.delay_s = delay_s
         self.reject_json_schema = reject_json_schema
+        self.max_n = max_n
+        self.reject_n = reject_n
         #: (method, path, headers with lower-case names, JSON body or None)
         self.requests: list[tuple[str, str, dict[str, str], Any]] = []
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -101,6 +108,8 @@ class OpenAITestServer:
                 if server.reject_json_schema and fmt.get("type") == "json_schema":
                     detail = "body.response_format.type: Input should be 'text' or 'json_object'"
                     return self._json(500, {"detail": detail})
+                if server.reject_n and int(body.get("n") or 1) > 1:
+                    return self._error(400, "n: only 1 completion per request is supported")
                 time.sleep(server.delay_s)
                 texts = [str(m.get("content", "")) for m in body["messages"]]
                 prompt_tokens = sum(len(t.split()) for t in texts)
@@ -112,11 +121,25 @@ class OpenAITestServer:
                 }
                 base = {"id": "chatcmpl-test", "created": 0, "model": body["model"]}
                 if not body.get("stream"):
-                    message = {"role": "assistant", "content": server.reply}
-                    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+                    n = max(1, int(body.get("n") or 1))
+                    n = min(n, server.max_n) if server.max_n else n
+                    limit = body.get("max_tokens")
+                    cut = isinstance(limit, int) and 0 < limit < len(words)
+                    text = " ".join(words[:limit]) if cut else server.reply
+                    message = {"role": "assistant", "content": text}
+                    finish = "length" if cut else "stop"
+                    choices = [
+                        {"index": i, "message": message, "finish_reason": finish} for i in range(n)
+                    ]
+                    completion_tokens = n * len(text.split(" "))
+                    usage = {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": prompt_tokens + completion_tokens,
+                    }
                     return self._json(
                         200,
-                        {**base, "object": "chat.completion", "choices": [choice], "usage": usage},
+                        {**base, "object": "chat.completion", "choices": choices, "usage": usage},
                     )
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
