@@ -1,0 +1,135 @@
+"""The repair path through the Engine on a real little project, with the model replaced by a
+labelled scripted double (the LLM boundary only): retrieval, target choice, the screen, the
+sandboxed tests before and after, selection and the changeset are all real.
+
+The project has a test that fails before any change (unrelated to the task): the run still
+succeeds, because a change is judged against the same tests on the unchanged code. The most
+agreed rewrite breaks a test that passed before; the harness rejects it and takes the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pygit2
+import pytest
+import yaml
+
+from agentic_lsp.agents.test_runner import TestRunner
+from agentic_lsp.config import WorkflowSettings, load_settings
+from agentic_lsp.engine import Engine
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "workflows" / "calc_project"
+TEST_COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider"
+MORE_TESTS = """from calc.ops import add
+
+
+def test_add_zero():
+    assert add(0, 0) == 0
+
+
+def test_legacy_name():  # fails before any change, unrelated to the task
+    assert "calc" == "calculator"
+"""
+HEADER = 'def add(a: float, b: float) -> float:\n    """Return the sum of a and b."""\n'
+
+
+def fence(body: str) -> str:
+    return f"Here is the fix:\n```python\n{HEADER}{body}```\n"
+
+
+SAMPLES = [
+    fence("    return a + b or 1\n"),  # breaks test_add_zero (it passed before)
+    fence("    return (a + b) or 1  # same code, other layout\n"),
+    fence("    return a + b\n"),
+]
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "calc"
+    shutil.copytree(FIXTURE, root)
+    (root / "tests" / "test_more.py").write_text(MORE_TESTS)
+    repo = pygit2.init_repository(str(root))
+    repo.index.add_all()
+    repo.index.write()
+    sig = pygit2.Signature("dev", "dev@example.com")
+    repo.create_commit("HEAD", sig, sig, "calc", repo.index.write_tree(), [])
+    return root
+
+
+async def test_the_repair_path_picks_the_named_function_and_the_tests_choose(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "script.yaml"
+    steps = [{"role": "code", "reply": reply} for reply in SAMPLES]
+    script.write_text(yaml.safe_dump({"steps": steps}))
+    user = tmp_path / "config.toml"
+    user.write_text(
+        f'cache_dir = "{tmp_path / "cache"}"\n'
+        f'[llm]\nprovider = "scripted"\nscript_path = "{script}"\nedit_format = "function"\n'
+        'samples = 3\nmodel_queries = "off"\nmodel_tools = "off"\n'
+        f"[workflows]\ntest_command = {json.dumps(TEST_COMMAND)}\n"
+        "[index]\nwatch = false\n"
+    )
+    engine = Engine(workspace, load_settings(workspace, environ={}, user_file=user))
+    await engine.start(index=False, watch=False)
+    before = tree(workspace)
+    try:
+        await asyncio.to_thread(engine.sync_blocking)
+        run_id = await engine.workflows.start_run("add() returns a wrong sum: add(2, 3) is -1",
+                                                  "bug_fix")  # fmt: skip
+        report = await asyncio.wait_for(engine.workflows.wait(run_id), 300)
+        assert report.status == "succeeded", (report.error, [o.summary for o in report.outcomes])
+        assert tree(workspace) == before  # nothing written before accept
+        [reproduce, fix] = report.outcomes
+        assert "wrote no test" in reproduce.summary and "pre-existing" in reproduce.summary
+        assert "not reproduced" in reproduce.summary
+        [evidence] = report.evidence
+        assert evidence["target"] == "calc/ops.py::add" and evidence["target_source"] == "named"
+        assert evidence["samples"] == 3 and evidence["distinct"] == 2
+        assert evidence["tested"] == 2 and evidence["passing"] == 1
+        assert evidence["chosen_cluster"] == 1 and evidence["chosen_diff_lines"] == 2
+        assert evidence["broken"] == ["tests.test_more::test_add_zero"]
+        assert "tests.test_more::test_legacy_name" in evidence["baseline_failed"]
+        assert evidence["selected_tests"] == ["tests/test_more.py", "tests/test_ops.py"]
+        assert "1 of 3 samples" in fix.summary or "written by 1 of 3" in fix.summary
+        assert "not blocking" in fix.summary  # the stage's whole-suite verify
+        assert report.changeset_id is not None
+        changeset = engine.changes.get(report.changeset_id)
+        [change] = changeset.files
+        assert change.path == "calc/ops.py"
+        new_text = change.proposed or ""
+        assert "    return a + b\n" in new_text and "or 1" not in new_text
+        assert new_text.replace("return a + b", "return a - b") == before["calc/ops.py"].decode()
+    finally:
+        await engine.close()
+
+
+async def test_a_missing_test_runner_is_an_environment_error_with_a_fix(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "test_x.py").write_text("def test_x():\n    assert True\n")
+    venv = tmp_path / "bare"
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "venv", "--without-pip",
+                                                str(venv))  # fmt: skip
+    assert await proc.wait() == 0
+    settings = WorkflowSettings(test_command=f"{venv}/bin/python -m pytest -q")
+    runner = TestRunner(root, settings, tmp_path / "cache")
+    checked = await runner.check({"test_x.py": "def test_x():\n    assert False\n"})
+    assert checked is not None and not checked.ok
+    assert "No module named pytest" in checked.run.environment_error
+    assert "pip install pytest" in checked.run.environment_error
+    assert not checked.run.failed_tests  # not a test failure
