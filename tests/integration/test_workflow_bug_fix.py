@@ -123,9 +123,13 @@ async def test_bug_fix_retries_with_adaptive_context_and_proposes_exactly_the_fi
         ("fix", 1, False),
         ("fix", 2, True),
     ]
-    assert "a test fails: the problem is reproduced" in report.outcomes[0].summary
+    # the tests that fail before any change are pre-existing: no reproduction, no blocker
+    assert "not reproduced by a new test" in report.outcomes[0].summary
+    assert "2 test(s) failed before any change" in report.outcomes[0].summary
+    # the wrong fix breaks a test that passed before the change: judged against the baseline
     assert "tests failed after the edits" in report.outcomes[1].summary
-    assert "3 passed" in report.test_output  # multiply passes: the sandbox has uncommitted work
+    assert "now fail: tests.test_ops::test_add_identity" in report.outcomes[1].summary
+    assert "4 passed" in report.test_output  # multiply passes: the sandbox has uncommitted work
 
     code = [c for c in engine.workflows.models_for(run_id)["code"].calls]  # type: ignore[attr-defined]
     assert isinstance(engine.workflows.models_for(run_id)["code"], ScriptedChatModel)

@@ -134,8 +134,11 @@ def test_the_edit_format_asked_for_follows_the_setting_and_provider() -> None:
     from agentic_lsp.config import LLMSettings
     from agentic_lsp.llm.model_profile import ModelProfile, profile_for
 
-    small = ModelProfile("definitions", model_queries=False, tools=False)
+    # small local models take the repair path (one function, sampled rewrites, tests choose)
+    small = ModelProfile("function", model_queries=False, tools=False)
     assert profile_for(LLMSettings(provider="llamacpp")) == small
+    fewer = profile_for(LLMSettings(provider="llamacpp", samples=4, sample_temperature=0.5))
+    assert (fewer.samples, fewer.sample_temperature) == (4, 0.5)
     large = ModelProfile("search_replace", model_queries=True, tools=True)
     assert profile_for(LLMSettings(provider="ollama")) == large
     chosen = LLMSettings(

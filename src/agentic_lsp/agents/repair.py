@@ -31,7 +31,7 @@ from agentic_lsp.agents.repair_target import (
 from agentic_lsp.agents.test_runner import CheckResult
 from agentic_lsp.errors import AgenticError, ProviderError
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.llm.sampling import metered_samples
+from agentic_lsp.llm.sampling import SampleRequest, metered_samples
 from agentic_lsp.llm.token_count import token_counter
 from agentic_lsp.workflows.sources import is_test_path
 
@@ -168,6 +168,54 @@ def callee_lines(ctx: AgentContext, path: str, fn: FunctionSource) -> list[str]:
     return out
 
 
+CHOICE_SYSTEM = (
+    "You locate bugs. Given a task and numbered functions, answer with the number of the one "
+    "function that must change to do the task. Answer with the number only."
+)
+
+
+def choice_grammar(count: int) -> str:
+    options = " | ".join(f'"{i}"' for i in range(count, 0, -1))
+    return f"root ::= {options}"
+
+
+def choice_prompt(task: str, targets: list[Target]) -> str:
+    lines = []
+    for i, target in enumerate(targets, 1):
+        doc = target.symbol.doc.strip().split("\n", 1)[0][:80]
+        where = f"{target.path}: {target.symbol.qualname} — `{target.symbol.signature}`"
+        lines.append(f"{i}. {where}" + (f"  # {doc}" if doc else ""))
+    return (
+        f"## Task\n{task.strip()[:3_000]}\n\n## Functions\n"
+        + "\n".join(lines)
+        + ("\n\nWhich function must change? Answer with its number.")
+    )
+
+
+async def choose_target(ctx: AgentContext, targets: list[Target]) -> list[Target]:
+    """When the task names no function: one constrained model choice among retrieval's
+    candidates (a number, by grammar where the provider takes one); the choice goes first."""
+    assert ctx.model is not None
+    request = SampleRequest(
+        system=CHOICE_SYSTEM,
+        prompt=choice_prompt(task_text(ctx), targets),
+        n=1,
+        max_tokens=4,
+        grammar=choice_grammar(len(targets)),
+    )
+    try:
+        [sample] = await metered_samples(ctx.model, request)
+    except (ProviderError, ValueError):
+        return targets
+    found = re.search(r"\d+", sample.text)
+    index = int(found.group(0)) - 1 if found else -1
+    if not 0 <= index < len(targets):
+        return targets
+    chosen = targets[index]
+    rest = [t for i, t in enumerate(targets) if i != index]
+    return [Target(chosen.path, chosen.symbol, "chosen", chosen.score), *rest]
+
+
 class RepairAttempt:
     def __init__(self, ctx: AgentContext) -> None:
         self.ctx = ctx
@@ -184,6 +232,9 @@ class RepairAttempt:
                 "found no Python function in the workspace's source to rewrite "
                 "for this task (the repair path rewrites one function)"
             )
+        if targets[0].source == "ranked" and len(targets) > 1:
+            targets = await choose_target(ctx, targets)
+            ev.targets_ranked = [t.key for t in targets[:5]]
         target, seed_offset = pick(targets, ctx.attempt)
         ev.target, ev.target_source = target.key, target.source
         text = ctx.view.read(target.path)

@@ -11,3 +11,7 @@ def test_add_negative_numbers():
 
 def test_multiply():
     assert multiply(4, 3) == 12
+
+
+def test_add_identity():  # passes with the bug too: a wrong fix can break it
+    assert add(-4, 0) == -4
