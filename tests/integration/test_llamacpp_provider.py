@@ -84,3 +84,50 @@ async def test_check_provider_and_missing_file(gguf: Path, tmp_path: Path) -> No
     missing = LLMSettings(provider="llamacpp", gguf_path=str(tmp_path / "none.gguf"))
     with pytest.raises(ProviderError, match="GGUF model file not found"):
         make_chat_model(missing)
+
+
+SAMPLES_CHILD = """
+import asyncio, json, sys
+from agentic_lsp.agents.repair_candidates import locate
+from agentic_lsp.agents.repair_prompt import build_request
+from agentic_lsp.agents.repair import choice_grammar
+from agentic_lsp.config import LLMSettings
+from agentic_lsp.llm.providers import make_chat_model
+from agentic_lsp.llm.sampling import SampleRequest, capabilities, draw_samples
+model = make_chat_model(LLMSettings(provider="llamacpp", gguf_path=sys.argv[1]))
+source = 'def add(a, b):\\n    \\"\\"\\"Return the sum of a and b.\\"\\"\\"\\n    return a - b\\n'
+fn = locate(source, "add")
+request = build_request("add(2, 3) returns -1 instead of 5", "calc/ops.py", fn, [], n=3,
+                        temperature=0.8, seed=1, count=model.count_tokens)
+first = asyncio.run(draw_samples(model, request))
+again = asyncio.run(draw_samples(model, request))
+choice = asyncio.run(draw_samples(model, SampleRequest(
+    system="Answer with a number.", prompt="Pick one of 1, 2 or 3.", n=1, max_tokens=4,
+    grammar=choice_grammar(3))))
+print(json.dumps({"prefill": request.prefill, "grammar": request.grammar,
+                  "caps": capabilities(model).describe(),
+                  "first": [s.__dict__ for s in first], "again": [s.text for s in again],
+                  "choice": choice[0].text}))
+"""
+
+
+def test_samples_are_prefilled_grammar_bound_and_seeded_on_a_real_gguf(gguf: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", SAMPLES_CHILD, str(gguf)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["caps"].startswith("prefill yes, grammar yes, seeded samples yes")
+    assert out["prefill"].endswith('"""Return the sum of a and b."""\n')
+    first = out["first"]
+    assert len(first) == 3 and all(s["prefilled"] for s in first)
+    for sample in first:  # the grammar admits only indented body lines (then the fence)
+        lines = sample["text"].split("\n")
+        assert all(line.startswith("    ") or not line for line in lines), sample
+        assert 0 < sample["completion_tokens"] and sample["prompt_tokens"] > 100
+    assert out["again"] == [s["text"] for s in first]  # fixed seeds: the same samples again
+    assert out["choice"] in ("1", "2", "3")
