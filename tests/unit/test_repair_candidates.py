@@ -66,9 +66,13 @@ def test_locate_picks_the_definition_nearest_the_line_of_a_name_defined_twice() 
 
 
 def test_extract_function_reads_fenced_or_bare_replies_and_finds_the_name() -> None:
-    reply = "Here you go:\n```python\n    def helper():\n        pass\n    def area(r):\n        return r\n```\nDone."
+    reply = (
+        "Here you go:\n```python\n    def helper():\n        pass\n"
+        "    def area(r):\n        return r\n```\nDone."
+    )
     assert extract_function(reply, "area") == "def area(r):\n    return r"
-    assert extract_function("def area(r):\n    return 1\n", "area") == "def area(r):\n    return 1"
+    bare = "def area(r):\n    return 1"
+    assert extract_function(bare + "\n", "area") == bare
     assert extract_function("```python\ndef other():\n    pass\n```", "area") is None
     assert extract_function("```python\ndef area(:\n```", "area") is None
 
