@@ -128,6 +128,6 @@ def test_samples_are_prefilled_grammar_bound_and_seeded_on_a_real_gguf(gguf: Pat
     for sample in first:  # the grammar admits only indented body lines (then the fence)
         lines = sample["text"].split("\n")
         assert all(line.startswith("    ") or not line for line in lines), sample
-        assert 0 < sample["completion_tokens"] and sample["prompt_tokens"] > 100
+        assert sample["completion_tokens"] > 0 and sample["prompt_tokens"] > 100
     assert out["again"] == [s["text"] for s in first]  # fixed seeds: the same samples again
     assert out["choice"] in ("1", "2", "3")
