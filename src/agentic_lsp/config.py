@@ -15,7 +15,6 @@ file or variable to fix, never a traceback.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,11 +23,15 @@ from typing import Any, Literal
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agentic_lsp.config_layers import (
+    ENV_PREFIX,
+    env_layer,
+    merge,
+    read_toml,
+    workspace_layer,
+)
 from agentic_lsp.errors import ConfigError
 from agentic_lsp.trust import INIT_OPTION, Ignored, is_trusted, split_repo_layer, trust_store_path
-
-ENV_PREFIX = "AGENTIC_LSP_"
-WORKSPACE_FILE = ".agentic-lsp.toml"
 
 
 class _Section(BaseModel):
@@ -249,92 +252,6 @@ def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir("agentic-lsp")) / "config.toml"
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f"{path}: not valid TOML ({exc})", "fix the syntax at the line shown"
-        ) from exc
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})", "check permissions") from exc
-
-
-def workspace_layer(root: Path) -> tuple[dict[str, Any], Path | None]:
-    """The workspace's settings: ``.agentic-lsp.toml`` wins over ``[tool.agentic-lsp]``."""
-    own = root / WORKSPACE_FILE
-    if own.is_file():
-        return _read_toml(own), own
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        table = _read_toml(pyproject).get("tool", {}).get("agentic-lsp")
-        if isinstance(table, dict):
-            return table, pyproject
-    return {}, None
-
-
-def env_layer(environ: Mapping[str, str]) -> dict[str, Any]:
-    """``AGENTIC_LSP_LLM__MODEL=x`` -> ``{"llm": {"model": "x"}}``; ``OLLAMA_HOST`` too."""
-    out: dict[str, Any] = {}
-    host = environ.get("OLLAMA_HOST")
-    if host:
-        out.setdefault("llm", {})["ollama_host"] = _normalise_ollama_host(host)
-    for name, value in environ.items():
-        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
-            continue
-        parts = [p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p]
-        if not parts:
-            continue
-        node = out
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                break
-        else:
-            node[parts[-1]] = _parse_env_value(value)
-    return out
-
-
-def _normalise_ollama_host(host: str) -> str:
-    """Ollama accepts ``0.0.0.0:11434`` or ``host`` without a scheme; make it a URL."""
-    if "://" not in host:
-        host = "http://" + host
-    return host.rstrip("/")
-
-
-def _parse_env_value(value: str) -> Any:
-    """Lists come as JSON or comma-separated text; pydantic coerces scalars itself."""
-    stripped = value.strip()
-    if stripped.startswith(("[", "{")):
-        import json
-
-        try:
-            return json.loads(stripped)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
-def _merge(
-    base: dict[str, Any],
-    layer: Mapping[str, Any],
-    source: str,
-    sources: dict[tuple[str, ...], str],
-    prefix: tuple[str, ...] = (),
-) -> None:
-    for key, value in layer.items():
-        path = (*prefix, str(key))
-        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
-            _merge(base[key], value, source, sources, path)
-        elif isinstance(value, Mapping) and key not in base:
-            base[key] = {}
-            _merge(base[key], value, source, sources, path)
-        else:
-            base[key] = value
-            sources[path] = source
-
-
 def _error_source(loc: tuple[Any, ...], sources: dict[tuple[str, ...], str]) -> str:
     key = tuple(str(p) for p in loc)
     while key:
@@ -366,7 +283,7 @@ def load_settings(
 
     user_path = user_file or user_config_path()
     if user_path.is_file():
-        _merge(merged, _read_toml(user_path), str(user_path), sources)
+        merge(merged, read_toml(user_path), str(user_path), sources)
         files.append(user_path)
     trusted, trust_source = _trust(workspace, vouched, trust_store_path(user_path))
     if workspace is not None:
@@ -375,11 +292,11 @@ def load_settings(
             label = f"{path} [tool.agentic-lsp]" if path.name == "pyproject.toml" else str(path)
             if not trusted:
                 layer, ignored = split_repo_layer(layer, label)
-            _merge(merged, layer, label, sources)
+            merge(merged, layer, label, sources)
             files.append(path)
-    _merge(merged, env_layer(environ), "environment", sources)
+    merge(merged, env_layer(environ), "environment", sources)
     if options:
-        _merge(merged, options, "initializationOptions", sources)
+        merge(merged, options, "initializationOptions", sources)
 
     try:
         settings = Settings.model_validate(merged)

@@ -109,6 +109,8 @@ async def test_the_repair_path_picks_the_named_function_and_the_tests_choose(
         assert "not blocking" in fix.summary  # the stage's whole-suite verify
         assert report.changeset_id is not None
         changeset = engine.changes.get(report.changeset_id)
+        assert "Evidence (fix#1): calc/ops.py::add (named): 3 samples" in changeset.summary
+        assert "written by 1 of 3 samples" in changeset.summary
         [change] = changeset.files
         assert change.path == "calc/ops.py"
         new_text = change.proposed or ""

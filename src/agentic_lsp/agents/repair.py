@@ -66,25 +66,27 @@ class Evidence:
         return dict(self.__dict__)
 
     def describe(self) -> str:
-        parts = [
-            f"{self.target} ({self.target_source}): {self.samples} samples, "
-            f"{self.distinct} distinct rewrite(s), {self.tested} tested, {self.passing} kept "
-            "the tests passing"
-        ]
-        if self.chosen_cluster is not None:
-            parts.append(f"chosen: written by {self.chosen_cluster} of {self.samples} samples")
-        if self.tests:
-            parts.append(
-                f"tests: `{self.tests}`, {self.baseline_passed} passing before"
-                + (
-                    f", {len(self.baseline_failed)} failing before (not blocking)"
-                    if self.baseline_failed
-                    else ""
-                )
-            )
-        if self.note:
-            parts.append(self.note)
-        return "; ".join(parts)
+        return describe_evidence(self.as_dict())
+
+
+def describe_evidence(ev: dict[str, Any]) -> str:
+    """One line of what a repair attempt did, for summaries and changesets."""
+    parts = [
+        f"{ev.get('target')} ({ev.get('target_source')}): {ev.get('samples', 0)} samples, "
+        f"{ev.get('distinct', 0)} distinct rewrite(s), {ev.get('tested', 0)} tested, "
+        f"{ev.get('passing', 0)} kept the tests passing"
+    ]
+    if ev.get("chosen_cluster") is not None:
+        parts.append(f"chosen: written by {ev['chosen_cluster']} of {ev.get('samples')} samples")
+    if ev.get("tests"):
+        failed = ev.get("baseline_failed") or []
+        parts.append(
+            f"tests: `{ev['tests']}`, {ev.get('baseline_passed', 0)} passing before"
+            + (f", {len(failed)} failing before (not blocking)" if failed else "")
+        )
+    if ev.get("note"):
+        parts.append(str(ev["note"]))
+    return "; ".join(parts)
 
 
 def task_text(ctx: AgentContext) -> str:
@@ -308,7 +310,7 @@ class RepairAttempt:
             if checked.ok:
                 ev.passing += 1
                 ev.chosen_cluster, ev.chosen_diff_lines = candidate.votes, candidate.diff_lines
-                summary = f"rewrote {target.key}: {ev.describe()}"
+                summary = f"rewrote {ev.describe()}"
                 return AgentResult(
                     True,
                     summary,

@@ -27,14 +27,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
 import signal
 import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -42,6 +40,7 @@ from typing import Any
 from agentic_lsp.errors import ProviderError
 from agentic_lsp.llm.scripted import Script, load_script, split_for_streaming
 from agentic_lsp.testing.ollama_embed import EmbedBehaviour, embed_reply
+from agentic_lsp.testing.ollama_replies import assistant, details, ended, full_name, now
 
 SERVER_VERSION = "0.0.0-agentic-lsp-test"
 DEFAULT_MODELS = ("qwen2.5-coder:7b",)
@@ -54,26 +53,6 @@ class RecordedRequest:
     method: str
     path: str
     body: Any  # parsed JSON, or None
-
-
-def _full_name(model: str) -> str:
-    """Ollama's rule: a name without a tag means ``:latest``."""
-    return model if ":" in model.rsplit("/", 1)[-1] else f"{model}:latest"
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
-
-
-def _details() -> dict[str, Any]:
-    return {
-        "parent_model": "",
-        "format": "gguf",
-        "family": "scripted",
-        "families": ["scripted"],
-        "parameter_size": "0B",
-        "quantization_level": "none",
-    }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -116,7 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(model, str) or not model:
             self._send_json(400, {"error": "model is required"})
             return
-        if _full_name(model) not in self.server.models:
+        if full_name(model) not in self.server.models:
             self._send_json(404, {"error": f'model "{model}" not found, try pulling it first'})
             return
         handler(model, body)
@@ -128,7 +107,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "modelfile": f"# scripted test model {model}\n",
                 "parameters": "",
                 "template": "{{ .Prompt }}",
-                "details": _details(),
+                "details": details(),
                 "model_info": {"general.architecture": "scripted"},
                 "capabilities": ["completion"],
                 "modified_at": _MODIFIED_AT,
@@ -145,14 +124,14 @@ class _Handler(BaseHTTPRequestHandler):
             for m in raw
             if isinstance(m, dict)
         ]
-        self._reply(model, body, messages, lambda piece: {"message": _assistant(piece)})
+        self._reply(model, body, messages, lambda piece: {"message": assistant(piece)})
 
     def _generate(self, model: str, body: dict[str, Any]) -> None:
         prompt = str(body.get("prompt") or "")
         if not prompt:
             self._send_json(
                 200,
-                {"model": model, "created_at": _now(), "response": "", "done": True,
+                {"model": model, "created_at": now(), "response": "", "done": True,
                  "done_reason": "load"},
             )  # fmt: skip
             return
@@ -178,11 +157,11 @@ class _Handler(BaseHTTPRequestHandler):
         if delay:
             time.sleep(delay)
         options = body.get("options")
-        reply, done_reason = _ended(call.reply, options if isinstance(options, dict) else {})
+        reply, done_reason = ended(call.reply, options if isinstance(options, dict) else {})
         prompt_tokens = sum(len(text.split()) for _, text in messages)
         final = {
             "model": model,
-            "created_at": _now(),
+            "created_at": now(),
             "done": True,
             "done_reason": done_reason,
             "total_duration": time.perf_counter_ns() - started,
@@ -196,7 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {**final, **content(reply)})
             return
         parts = (
-            {"model": model, "created_at": _now(), **content(piece), "done": False}
+            {"model": model, "created_at": now(), **content(piece), "done": False}
             for piece in split_for_streaming(reply)
         )
         self._send_ndjson([*parts, {**final, **content("")}])
@@ -250,24 +229,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
 
-def _ended(reply: str, options: Mapping[str, Any]) -> tuple[str, str]:
-    """``reply`` cut before the first stop string, else after ``num_predict`` words; and the
-    ``done_reason``."""
-    stops = options.get("stop")
-    for stop in stops if isinstance(stops, list) else []:
-        if isinstance(stop, str) and stop and stop in reply:
-            reply = reply[: reply.index(stop)]
-    limit = options.get("num_predict")
-    words = re.findall(r"\s*\S+", reply)
-    if isinstance(limit, int) and 0 < limit < len(words):
-        return "".join(words[:limit]), "length"
-    return reply, "stop"
-
-
-def _assistant(content: str) -> dict[str, str]:
-    return {"role": "assistant", "content": content}
-
-
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -280,14 +241,14 @@ class _Server(ThreadingHTTPServer):
     ) -> None:
         super().__init__(address, _Handler)
         self.script = script
-        self.models = tuple(_full_name(m) for m in models)
-        self.role_of_model = {_full_name(k): v for k, v in role_of_model.items()}
+        self.models = tuple(full_name(m) for m in models)
+        self.role_of_model = {full_name(k): v for k, v in role_of_model.items()}
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self.embedding = EmbedBehaviour()  # /api/embed's dimension and faults, set by tests
 
     def role_for(self, model: str) -> str:
-        return self.role_of_model.get(_full_name(model), model)
+        return self.role_of_model.get(full_name(model), model)
 
     def record(self, request: RecordedRequest) -> None:
         with self._lock:
@@ -300,7 +261,7 @@ class _Server(ThreadingHTTPServer):
             "modified_at": _MODIFIED_AT,
             "size": 1,
             "digest": hashlib.sha256(name.encode()).hexdigest(),
-            "details": _details(),
+            "details": details(),
         }
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from agentic_lsp.agents.repair import describe_evidence
 from agentic_lsp.changes.changeset import Author, Changeset, ProposedEdit
 from agentic_lsp.changes.patch import file_diff
 from agentic_lsp.errors import ChangesetError
@@ -22,6 +23,15 @@ if TYPE_CHECKING:
     from agentic_lsp.workflows.runner import RunRequest
 
 TITLE_CHARS = 120
+
+
+def chosen_evidence(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The repair attempts whose rewrite joined the changeset (the last chosen per stage)."""
+    chosen: dict[str, dict[str, Any]] = {}
+    for entry in evidence:
+        if entry.get("chosen_cluster") is not None:
+            chosen[str(entry.get("stage"))] = entry
+    return list(chosen.values())
 
 
 def describe_models(models: Mapping[str, BaseChatModel]) -> tuple[str, bool]:
@@ -86,6 +96,9 @@ async def propose_changeset(
         f"Task: {req.task.strip()}\nWorkflow: {plan.workflow.name} (run {report.run_id}, "
         f"iteration {req.iteration})\nStages: {stages}\nReasoning: {report.reasoning}"
     )
+    evidence = chosen_evidence(report.evidence)
+    for entry in evidence:
+        summary += f"\nEvidence ({entry['stage']}#{entry['attempt']}): {describe_evidence(entry)}"
     try:
         changeset = await asyncio.to_thread(
             ports.changes.propose,
@@ -107,4 +120,5 @@ async def propose_changeset(
         diff_stats=diff_stats(changeset),
         flagged=changeset.flagged,
         authors={c.path: c.author.model_dump() for c in changeset.files},
+        evidence=evidence,
     )
