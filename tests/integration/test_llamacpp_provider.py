@@ -90,7 +90,7 @@ SAMPLES_CHILD = """
 import asyncio, json, sys
 from agentic_lsp.agents.repair_candidates import locate
 from agentic_lsp.agents.repair_prompt import build_request
-from agentic_lsp.agents.repair import choice_grammar
+from agentic_lsp.agents.repair_choice import choice_grammar
 from agentic_lsp.config import LLMSettings
 from agentic_lsp.llm.providers import make_chat_model
 from agentic_lsp.llm.sampling import SampleRequest, capabilities, draw_samples

@@ -47,6 +47,13 @@ SAMPLES = [
     fence("    return (a + b) or 1  # same code, other layout\n"),
     fence("    return a + b\n"),
 ]
+REPRO = "```python\nfrom calc.ops import add\n\n\ndef test_reported_bug():\n    assert {}\n```"
+REPRODUCTIONS = [
+    REPRO.format("add(2, 3) == 5"),  # fails on the original with an assertion: kept
+    REPRO.format("add(2, 3) == 5"),  # the same test again: written once
+    REPRO.replace("import add", "import subtract").format("subtract(2, 3) == -1"),  # error
+    REPRO.format("add(0, 0) == 0"),  # passes on the original: no reproduction
+]
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -74,7 +81,7 @@ async def test_the_repair_path_picks_the_named_function_and_the_tests_choose(
     workspace: Path, tmp_path: Path
 ) -> None:
     script = tmp_path / "script.yaml"
-    steps = [{"role": "code", "reply": reply} for reply in SAMPLES]
+    steps = [{"role": "code", "reply": reply} for reply in SAMPLES + REPRODUCTIONS]
     script.write_text(yaml.safe_dump({"steps": steps}))
     user = tmp_path / "config.toml"
     user.write_text(
@@ -102,6 +109,11 @@ async def test_the_repair_path_picks_the_named_function_and_the_tests_choose(
         assert evidence["samples"] == 3 and evidence["distinct"] == 2
         assert evidence["tested"] == 2 and evidence["passing"] == 1
         assert evidence["chosen_cluster"] == 1 and evidence["chosen_diff_lines"] == 2
+        assert (evidence["repro_written"], evidence["repro_kept"]) == (3, 1), evidence[
+            "repro_dropped"
+        ]
+        assert evidence["repro_dropped"] == {"error": 1, "passes on the original": 1}
+        assert evidence["repro_passed"] == 1
         assert evidence["broken"] == ["tests.test_more::test_add_zero"]
         assert "tests.test_more::test_legacy_name" in evidence["baseline_failed"]
         assert evidence["selected_tests"] == ["tests/test_more.py", "tests/test_ops.py"]

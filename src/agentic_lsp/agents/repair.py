@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from weakref import WeakKeyDictionary
 
 from agentic_lsp.agents.base import AgentContext, AgentResult
 from agentic_lsp.agents.repair_candidates import FunctionSource, Screened, locate, screen
+from agentic_lsp.agents.repair_choice import choose_target
+from agentic_lsp.agents.repair_evidence import Evidence
 from agentic_lsp.agents.repair_prompt import build_request, called_names
+from agentic_lsp.agents.repair_repro import Reproduction, files_for, folder_for_tests, keep_failing
+from agentic_lsp.agents.repair_repro import request as repro_request
+from agentic_lsp.agents.repair_select import select_candidate
 from agentic_lsp.agents.repair_target import (
     RankedFunction,
     Target,
@@ -28,65 +32,17 @@ from agentic_lsp.agents.repair_target import (
     rank_targets,
     rewritable,
 )
-from agentic_lsp.agents.test_runner import CheckResult
+from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.errors import AgenticError, ProviderError
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.llm.sampling import SampleRequest, metered_samples
+from agentic_lsp.llm.sampling import metered_samples
 from agentic_lsp.llm.token_count import token_counter
 from agentic_lsp.workflows.sources import is_test_path
 
-MAX_TESTED = 6  # candidates run through the tests per attempt
+# reproduction tests per run (one TestRunner serves one run) and target
+_REPRODUCTIONS: WeakKeyDictionary[TestRunner, dict[str, Reproduction]] = WeakKeyDictionary()
 MAX_SELECTED_TEST_FILES = 30
 SEED_STRIDE = 1_000
-
-
-@dataclass
-class Evidence:
-    """What an attempt did and why its change can be trusted (or not)."""
-
-    target: str = ""
-    target_source: str = ""
-    targets_ranked: list[str] = field(default_factory=list)
-    samples: int = 0
-    well_formed: int = 0
-    distinct: int = 0
-    dropped: dict[str, int] = field(default_factory=dict)
-    tested: int = 0
-    passing: int = 0
-    chosen_cluster: int | None = None
-    chosen_diff_lines: int | None = None
-    tests: str = ""
-    selected_tests: list[str] = field(default_factory=list)
-    baseline_passed: int = 0
-    baseline_failed: list[str] = field(default_factory=list)
-    broken: list[str] = field(default_factory=list)
-    note: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    def describe(self) -> str:
-        return describe_evidence(self.as_dict())
-
-
-def describe_evidence(ev: dict[str, Any]) -> str:
-    """One line of what a repair attempt did, for summaries and changesets."""
-    parts = [
-        f"{ev.get('target')} ({ev.get('target_source')}): {ev.get('samples', 0)} samples, "
-        f"{ev.get('distinct', 0)} distinct rewrite(s), {ev.get('tested', 0)} tested, "
-        f"{ev.get('passing', 0)} kept the tests passing"
-    ]
-    if ev.get("chosen_cluster") is not None:
-        parts.append(f"chosen: written by {ev['chosen_cluster']} of {ev.get('samples')} samples")
-    if ev.get("tests"):
-        failed = ev.get("baseline_failed") or []
-        parts.append(
-            f"tests: `{ev['tests']}`, {ev.get('baseline_passed', 0)} passing before"
-            + (f", {len(failed)} failing before (not blocking)" if failed else "")
-        )
-    if ev.get("note"):
-        parts.append(str(ev["note"]))
-    return "; ".join(parts)
 
 
 def task_text(ctx: AgentContext) -> str:
@@ -170,54 +126,6 @@ def callee_lines(ctx: AgentContext, path: str, fn: FunctionSource) -> list[str]:
     return out
 
 
-CHOICE_SYSTEM = (
-    "You locate bugs. Given a task and numbered functions, answer with the number of the one "
-    "function that must change to do the task. Answer with the number only."
-)
-
-
-def choice_grammar(count: int) -> str:
-    options = " | ".join(f'"{i}"' for i in range(count, 0, -1))
-    return f"root ::= {options}"
-
-
-def choice_prompt(task: str, targets: list[Target]) -> str:
-    lines = []
-    for i, target in enumerate(targets, 1):
-        doc = target.symbol.doc.strip().split("\n", 1)[0][:80]
-        where = f"{target.path}: {target.symbol.qualname} — `{target.symbol.signature}`"
-        lines.append(f"{i}. {where}" + (f"  # {doc}" if doc else ""))
-    return (
-        f"## Task\n{task.strip()[:3_000]}\n\n## Functions\n"
-        + "\n".join(lines)
-        + ("\n\nWhich function must change? Answer with its number.")
-    )
-
-
-async def choose_target(ctx: AgentContext, targets: list[Target]) -> list[Target]:
-    """When the task names no function: one constrained model choice among retrieval's
-    candidates (a number, by grammar where the provider takes one); the choice goes first."""
-    assert ctx.model is not None
-    request = SampleRequest(
-        system=CHOICE_SYSTEM,
-        prompt=choice_prompt(task_text(ctx), targets),
-        n=1,
-        max_tokens=4,
-        grammar=choice_grammar(len(targets)),
-    )
-    try:
-        [sample] = await metered_samples(ctx.model, request)
-    except (ProviderError, ValueError):
-        return targets
-    found = re.search(r"\d+", sample.text)
-    index = int(found.group(0)) - 1 if found else -1
-    if not 0 <= index < len(targets):
-        return targets
-    chosen = targets[index]
-    rest = [t for i, t in enumerate(targets) if i != index]
-    return [Target(chosen.path, chosen.symbol, "chosen", chosen.score), *rest]
-
-
 class RepairAttempt:
     def __init__(self, ctx: AgentContext) -> None:
         self.ctx = ctx
@@ -235,7 +143,7 @@ class RepairAttempt:
                 "for this task (the repair path rewrites one function)"
             )
         if targets[0].source == "ranked" and len(targets) > 1:
-            targets = await choose_target(ctx, targets)
+            targets = await choose_target(ctx.model, task_text(ctx), targets)
             ev.targets_ranked = [t.key for t in targets[:5]]
         target, seed_offset = pick(targets, ctx.attempt)
         ev.target, ev.target_source = target.key, target.source
@@ -277,7 +185,7 @@ class RepairAttempt:
         if not screened.candidates:
             ev.note = self._why_nothing(screened)
             return self._fail(ev.note)
-        return await self._test(target, screened)
+        return await self._test(target, fn, screened)
 
     def _why_nothing(self, screened: Screened) -> str:
         if screened.well_formed and screened.dropped.get("no-op") == screened.well_formed:
@@ -285,54 +193,96 @@ class RepairAttempt:
         reasons = ", ".join(f"{n} {why}" for why, n in screened.dropped.most_common())
         return f"no usable rewrite among the samples ({reasons})"
 
-    async def _test(self, target: Target, screened: Screened) -> AgentResult:
+    async def _reproduction(self, target: Target, fn: FunctionSource, seed: int) -> Reproduction:
+        """Reproduction tests for ``target``, written once per run and target: sampled from
+        the task, kept when they fail on the unchanged code as the bug does."""
+        ctx = self.ctx
+        cache = _REPRODUCTIONS.setdefault(ctx.tests, {})
+        if target.key in cache:
+            return cache[target.key]
+        assert ctx.model is not None
+        request = repro_request(task_text(ctx), target.path, fn, seed=seed)
+        try:
+            samples = await metered_samples(ctx.model, request)
+        except ProviderError as exc:
+            ctx.log(f"repair: no reproduction tests ({exc.message})")
+            return Reproduction()
+        replies = [request.prefill + s.text if s.prefilled else s.text for s in samples]
+        folder = folder_for_tests(self.evidence.selected_tests, lambda p: ctx.view.read(p) is not None
+                          or (ctx.view.root / p).is_dir())  # fmt: skip
+        files = files_for(replies, folder)
+        found = Reproduction(written=len(files))
+        if files:
+            run = await ctx.tests.run({**ctx.view.pending, **files}, ctx.view.buffers, list(files))
+            if run is not None and not run.skipped and not run.environment_error:
+                found = keep_failing(files, run, task_text(ctx), len(files))
+        cache[target.key] = found
+        return found
+
+    async def _test(self, target: Target, fn: FunctionSource, screened: Screened) -> AgentResult:
         ctx, ev = self.ctx, self.evidence
         selected = await asyncio.to_thread(select_tests, ctx, target.symbol.name)
         ev.selected_tests = selected
-        best_rejected: tuple[CheckResult, str, int] | None = None
-        for candidate in screened.candidates[:MAX_TESTED]:
-            edits = {**ctx.view.pending, target.path: candidate.text}
-            try:
-                checked = await ctx.tests.check(edits, ctx.view.buffers, selected)
-            except AgenticError as exc:
-                return self._fail(f"the tests could not run: {exc.message}")
-            if checked is None:
-                return self._fail(
-                    "no test command found: the repair path needs the project's tests "
-                    "(set workflows.test_command)"
-                )
-            ev.tested += 1
-            ev.tests = checked.run.command + (f" {' '.join(selected)}" if selected else "")
-            ev.baseline_passed = checked.comparison.baseline_passed
-            ev.baseline_failed = checked.comparison.pre_existing
-            if checked.run.skipped or checked.run.environment_error:
-                return self._fail(checked.run.verdict())
-            if checked.ok:
-                ev.passing += 1
-                ev.chosen_cluster, ev.chosen_diff_lines = candidate.votes, candidate.diff_lines
-                summary = f"rewrote {ev.describe()}"
-                return AgentResult(
-                    True,
-                    summary,
-                    {target.path: candidate.text},
-                    output=f"{summary}\n\n{checked.comparison.describe()}",
-                    test_output=checked.run.output,
-                    evidence=ev.as_dict(),
-                )
-            if best_rejected is None:
-                best_rejected = (checked, candidate.code, candidate.votes)
-                ev.broken = checked.comparison.broken[:20]
-        ev.note = f"no candidate kept the tests passing ({ev.tested} tested)"
-        output = ""
-        if best_rejected is not None:
-            checked, code, votes = best_rejected
-            output = (
-                f"Best rejected candidate (written by {votes} sample(s); it did NOT keep the "
-                f"tests passing: {checked.comparison.describe()}):\n```python\n{code}\n```"
+        repro = await self._reproduction(target, fn, seed=7 + SEED_STRIDE * (ctx.attempt - 1))
+        ev.repro_written, ev.repro_kept = repro.written, len(repro.files)
+        ev.repro_dropped = dict(repro.dropped)
+        try:
+            selection = await select_candidate(
+                ctx.tests,
+                target.path,
+                screened.candidates,
+                pending=ctx.view.pending,
+                buffers=ctx.view.buffers,
+                selected=selected,
+                repro_files=repro.files,
+                repro_tests=repro.tests,
+                last_attempt=ctx.attempt >= ctx.workflow.stage(ctx.stage_id).max_attempts,
             )
+        except AgenticError as exc:
+            return self._fail(f"the tests could not run: {exc.message}")
+        ev.tested, ev.passing = len(selection.judged), selection.passing
+        if selection.judged:
+            first = selection.judged[0].checked
+            ev.tests = first.run.command + (f" {' '.join(selected)}" if selected else "")
+            ev.baseline_passed = first.comparison.baseline_passed
+            ev.baseline_failed = first.comparison.pre_existing
+        rejected = next((j for j in selection.judged if not j.gate), None)
+        if rejected is not None:  # what the first rejected rewrite broke
+            ev.broken = rejected.checked.comparison.broken[:20]
+        if selection.problem:
+            return self._fail(selection.problem)
+        chosen = selection.chosen
+        if chosen is not None:
+            candidate = chosen.candidate
+            ev.chosen_cluster, ev.chosen_diff_lines = candidate.votes, candidate.diff_lines
+            ev.repro_passed = chosen.repro_passed
+            summary = f"rewrote {ev.describe()}"
+            return AgentResult(
+                True,
+                summary,
+                {target.path: candidate.text},
+                output=f"{summary}\n\n{chosen.checked.comparison.describe()}",
+                test_output=chosen.checked.run.output,
+                evidence=ev.as_dict(),
+            )
+        gated = [j for j in selection.judged if j.gate]
+        if gated:
+            ev.note = (
+                f"no candidate passed the {len(repro.tests)} reproduction test(s) "
+                f"({ev.tested} tested, {len(gated)} kept the other tests passing)"
+            )
+            shown = max(gated, key=lambda j: j.rank)
+            label = "it passed no reproduction test"
+        else:
+            ev.note = f"no candidate kept the tests passing ({ev.tested} tested)"
+            shown = selection.judged[0]
+            label = f"it did NOT keep the tests passing: {shown.checked.comparison.describe()}"
+        output = (
+            f"Best rejected candidate (written by {shown.candidate.votes} sample(s); {label}):"
+            f"\n```python\n{shown.candidate.code}\n```"
+        )
         result = self._fail(ev.note, output)
-        if best_rejected is not None:
-            result.test_output = best_rejected[0].run.output
+        result.test_output = shown.checked.run.output
         return result
 
     def _fail(self, why: str, output: str = "") -> AgentResult:

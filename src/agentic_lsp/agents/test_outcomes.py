@@ -27,14 +27,19 @@ _MISSING_RUNNER = re.compile(
 )
 
 
-def parse_junit(xml_text: str) -> dict[str, str]:
+def parse_junit(xml_text: str, messages: dict[str, str] | None = None) -> dict[str, str]:
     """``"classname::name" -> outcome`` ("passed", "failed", "error", "skipped") from pytest's
-    JUnit XML; a test that passed and then errored in teardown counts as "error"."""
+    JUnit XML; a test that passed and then errored in teardown counts as "error". ``messages``,
+    when given, gets each failing or erroring test's message (its first line, bounded)."""
     outcomes: dict[str, str] = {}
     root = ET.fromstring(xml_text)
     for case in root.iter("testcase"):
         key = f"{case.get('classname', '')}::{case.get('name', '')}"
         tags = {child.tag for child in case}
+        if messages is not None:
+            for child in case:
+                if child.tag in ("failure", "error") and key not in messages:
+                    messages[key] = (child.get("message") or "").split("\n", 1)[0][:300]
         if "error" in tags:
             outcome = "error"
         elif "failure" in tags:

@@ -72,6 +72,7 @@ class TestRun:
     outcomes: dict[str, str] | None = None  # test -> outcome, where the runner reports them
     environment_error: str = ""  # the runner itself is missing: no test result at all
     selected: tuple[str, ...] = ()  # the test files it was limited to (empty: the whole suite)
+    messages: dict[str, str] = field(default_factory=dict)  # failing test -> its message
 
     def verdict(self) -> str:
         if self.skipped:
@@ -242,8 +243,10 @@ class TestRunner:
         buffers: Mapping[str, str] | None = None,
         select: Sequence[str] = (),
     ) -> CheckResult | None:
-        """``edits`` judged against the baseline (``None``: no test command)."""
-        before = await self.baseline(buffers, select)
+        """``edits`` judged against the baseline (``None``: no test command). Selected files
+        the edits add (new tests) are run after the change only."""
+        existing = [s for s in select if s in (buffers or {}) or (self.root / s).is_file()]
+        before = await self.baseline(buffers, existing or select)
         after = await self.run(edits, buffers, select)
         if before is None or after is None:
             return None
@@ -278,11 +281,15 @@ class TestRunner:
         ) as box:
             junit = box.tmp / "agentic-junit.xml"
             if runs_pytest(command):
-                env["PYTEST_ADDOPTS"] = f"--junitxml={junit} -o junit_family=xunit2"
+                # per-test outcomes, and the other modules' tests when one fails to import
+                env["PYTEST_ADDOPTS"] = (
+                    f"--junitxml={junit} -o junit_family=xunit2 --continue-on-collection-errors"
+                )
             argv = with_selection(command, select)
             result = await box.run(argv, timeout_s=self.settings.test_timeout_s, env=env)
             output = result.output.replace(str(box.path) + "/", "")
-            outcomes = _outcomes(command, junit, output)
+            messages: dict[str, str] = {}
+            outcomes = _outcomes(command, junit, output, messages)
         problem = missing_runner(output) if not result.ok else None
         if problem is not None and not outcomes:
             environment = (
@@ -303,10 +310,13 @@ class TestRunner:
             outcomes=outcomes,
             environment_error=environment,
             selected=select,
+            messages=messages,
         )
 
 
-def _outcomes(command: TestCommand, junit: Path, output: str) -> dict[str, str] | None:
+def _outcomes(
+    command: TestCommand, junit: Path, output: str, messages: dict[str, str]
+) -> dict[str, str] | None:
     if command.kind == "cargo":
         return parse_cargo(output)
     if not runs_pytest(command):
@@ -314,6 +324,6 @@ def _outcomes(command: TestCommand, junit: Path, output: str) -> dict[str, str] 
     try:
         if not junit.is_file() or junit.stat().st_size > MAX_JUNIT_BYTES:
             return None
-        return parse_junit(junit.read_text(encoding="utf-8", errors="replace"))
+        return parse_junit(junit.read_text(encoding="utf-8", errors="replace"), messages)
     except (OSError, SyntaxError):  # ET.ParseError is a SyntaxError
         return None

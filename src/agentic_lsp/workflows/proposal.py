@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
-from agentic_lsp.agents.repair import describe_evidence
+from agentic_lsp.agents.repair_evidence import describe_evidence
 from agentic_lsp.changes.changeset import Author, Changeset, ProposedEdit
 from agentic_lsp.changes.patch import file_diff
 from agentic_lsp.errors import ChangesetError

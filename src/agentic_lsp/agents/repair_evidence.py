@@ -1,0 +1,70 @@
+"""What a repair attempt did and why its change can be trusted (or not): the record the run
+report, the stage summary and the changeset carry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Evidence:
+    """What an attempt did and why its change can be trusted (or not)."""
+
+    target: str = ""
+    target_source: str = ""
+    targets_ranked: list[str] = field(default_factory=list)
+    samples: int = 0
+    well_formed: int = 0
+    distinct: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    tested: int = 0
+    passing: int = 0
+    chosen_cluster: int | None = None
+    chosen_diff_lines: int | None = None
+    tests: str = ""
+    selected_tests: list[str] = field(default_factory=list)
+    baseline_passed: int = 0
+    baseline_failed: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
+    repro_written: int = 0
+    repro_kept: int = 0
+    repro_dropped: dict[str, int] = field(default_factory=dict)
+    repro_passed: int | None = None
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def describe(self) -> str:
+        return describe_evidence(self.as_dict())
+
+
+def describe_evidence(ev: dict[str, Any]) -> str:
+    """One line of what a repair attempt did, for summaries and changesets."""
+    parts = [
+        f"{ev.get('target')} ({ev.get('target_source')}): {ev.get('samples', 0)} samples, "
+        f"{ev.get('distinct', 0)} distinct rewrite(s), {ev.get('tested', 0)} tested, "
+        f"{ev.get('passing', 0)} kept the tests passing"
+    ]
+    if ev.get("repro_written"):
+        parts.append(
+            f"reproduction tests: {ev.get('repro_kept', 0)} of {ev['repro_written']} written "
+            "fail on the original as the bug does"
+            + (
+                f", the chosen rewrite passes {ev['repro_passed']}"
+                if ev.get("repro_passed") is not None and ev.get("repro_kept")
+                else ""
+            )
+        )
+    if ev.get("chosen_cluster") is not None:
+        parts.append(f"chosen: written by {ev['chosen_cluster']} of {ev.get('samples')} samples")
+    if ev.get("tests"):
+        failed = ev.get("baseline_failed") or []
+        parts.append(
+            f"tests: `{ev['tests']}`, {ev.get('baseline_passed', 0)} passing before"
+            + (f", {len(failed)} failing before (not blocking)" if failed else "")
+        )
+    if ev.get("note"):
+        parts.append(str(ev["note"]))
+    return "; ".join(parts)
