@@ -3,6 +3,8 @@ does (an assertion, or an exception the task names)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agentic_lsp.agents.repair_repro import (
     files_for,
     folder_for_tests,
@@ -24,17 +26,20 @@ def test_module_of_handles_src_layouts_and_packages() -> None:
     assert module_of("pkg/__init__.py") == "pkg"
 
 
-def test_replies_become_one_file_per_distinct_parsed_test_module() -> None:
+def test_replies_become_one_file_per_distinct_parsed_test_module(tmp_path: Path) -> None:
     good = "```python\nfrom m import f\n\n\ndef test_bug():\n    assert f() == 1\n```"
-    assert parse_test_module(good) == "from m import f\n\n\ndef test_bug():\n    assert f() == 1\n"
+    assert parse_test_module(good) == "from m import f\n\ndef test_bug():\n    assert f() == 1\n"
+    unused = "```python\nimport os, m\nfrom x import y\n\ndef test_a():\n    assert m.f()\n```"
+    assert parse_test_module(unused) == "import m\n\ndef test_a():\n    assert m.f()\n"
     assert parse_test_module("```python\ndef helper():\n    pass\n```") is None  # no test function
     assert parse_test_module("```python\ndef test_x(:\n```") is None
     files = files_for([good, good, "prose", good.replace("== 1", "== 2")], "tests")
     assert list(files) == ["tests/test_agentic_repro_0.py", "tests/test_agentic_repro_1.py"]
     assert list(files_for([good], ".")) == ["test_agentic_repro_0.py"]
-    assert folder_for_tests(["tests/unit/test_a.py"], lambda p: False) == "tests/unit"
-    assert folder_for_tests([], lambda p: p == "test") == "test"
-    assert folder_for_tests([], lambda p: False) == "."
+    assert folder_for_tests(["tests/unit/test_a.py"], tmp_path.joinpath) == "tests/unit"
+    assert folder_for_tests([], tmp_path.joinpath) == "."
+    (tmp_path / "test").mkdir()
+    assert folder_for_tests([], tmp_path.joinpath) == "test"
 
 
 def test_only_assertions_and_named_exceptions_reproduce() -> None:

@@ -208,8 +208,7 @@ class RepairAttempt:
             ctx.log(f"repair: no reproduction tests ({exc.message})")
             return Reproduction()
         replies = [request.prefill + s.text if s.prefilled else s.text for s in samples]
-        folder = folder_for_tests(self.evidence.selected_tests, lambda p: ctx.view.read(p) is not None
-                          or (ctx.view.root / p).is_dir())  # fmt: skip
+        folder = folder_for_tests(self.evidence.selected_tests, (ctx.view.root).joinpath)
         files = files_for(replies, folder)
         found = Reproduction(written=len(files))
         if files:

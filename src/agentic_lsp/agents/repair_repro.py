@@ -12,7 +12,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from agentic_lsp.agents.repair_candidates import FunctionSource
 from agentic_lsp.agents.test_runner import TestRun
@@ -20,20 +20,21 @@ from agentic_lsp.llm.sampling import SampleRequest
 
 SYSTEM = (
     "You write one pytest test that reproduces a bug report: it fails now because of the bug "
-    "and passes once the bug is fixed. Reply with one ```python block: the imports, then one "
-    "test function. Use only what the task shows; no fixtures, no files, no network."
+    "and passes once the bug is fixed. Call the code the way the task does (its own example "
+    "when it has one) through the package's public API. Reply with one ```python block: the "
+    "imports, then one test function. No fixtures, no files, no network."
 )
 EXAMPLE = """## Example
-Task: average() raises ZeroDivisionError for an empty list; it should return 0.0.
-Code under test: module `stats.summary`, `def average(values)`  # Arithmetic mean of values.
+Task: stats.mean() raises ZeroDivisionError for an empty list; it should return 0.0.
+The package is `stats`.
 
 Answer:
 ```python
-from stats.summary import average
+import stats
 
 
 def test_reported_bug():
-    assert average([]) == 0.0
+    assert stats.mean([]) == 0.0
 ```"""
 SAMPLES = 4
 MAX_TOKENS = 320
@@ -53,12 +54,10 @@ def module_of(path: str) -> str:
 
 
 def request(task: str, path: str, fn: FunctionSource, *, seed: int) -> SampleRequest:
-    where = f"module `{module_of(path)}`"
-    if fn.class_line:
-        where += f", in `{fn.class_line}`"
-    header = " ".join(line.strip() for line in fn.header if not line.startswith("@"))
-    doc = fn.doc[-1].strip().strip("\"'") if fn.doc else ""
-    code = f"Code under test: {where}, `{header.rstrip(':')}`" + (f"  # {doc}" if doc else "")
+    # The function itself is not named: small models then build its class by hand instead of
+    # calling the code the way the task does (seen with Qwen2.5-Coder-1.5B).
+    package = module_of(path).split(".", 1)[0]
+    code = f"The package is `{package}`."
     prompt = f"{EXAMPLE}\n\n## Task\n{task.strip()[:3_000]}\n{code}\n\nAnswer:"
     return SampleRequest(
         system=SYSTEM,
@@ -68,12 +67,29 @@ def request(task: str, path: str, fn: FunctionSource, *, seed: int) -> SampleReq
         seed=seed,
         max_tokens=MAX_TOKENS,
         stop=("\n```",),
-        prefill="```python\n",
+        prefill=f"```python\nimport {package}\n",
     )
 
 
+def _without_unused_imports(tree: ast.Module) -> ast.Module:
+    """Small models import names they never use, and a wrong one fails the whole module."""
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    body: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            kept = [
+                a for a in node.names if a.name == "*" or (a.asname or a.name.split(".")[0]) in used
+            ]
+            if not kept:
+                continue
+            node.names = kept
+        body.append(node)
+    tree.body = body
+    return tree
+
+
 def parse_test_module(reply: str) -> str | None:
-    """The reply's test module when it parses and defines a test function."""
+    """The reply's test module (unused imports dropped) when it parses and defines a test."""
     blocks = [m.group(1) for m in _FENCE.finditer(reply)] or [reply]
     code = blocks[0].split("\n```", 1)[0].strip() + "\n"
     try:
@@ -85,15 +101,15 @@ def parse_test_module(reply: str) -> str | None:
         for n in tree.body
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
     ]
-    return code if tests else None
+    return ast.unparse(_without_unused_imports(tree)) + "\n" if tests else None
 
 
-def folder_for_tests(selected: Sequence[str], exists: Callable[[str], bool]) -> str:
+def folder_for_tests(selected: Sequence[str], under: Callable[[str], Path]) -> str:
     """Where the project keeps tests: beside the selected ones, else ``tests/``, else root."""
     if selected:
         return str(PurePosixPath(selected[0]).parent)
     for folder in ("tests", "test"):
-        if exists(folder):
+        if under(folder).is_dir():
             return folder
     return "."
 
