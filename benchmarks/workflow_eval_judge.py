@@ -55,9 +55,17 @@ def checkout(mirror: Path, commit: str, dest: Path) -> Path:
     at ``dest`` (the repository's previous task) is moved to ``commit`` and cleaned of anything
     untracked, so the workspace index it has stays warm, as a user's would."""
     if (dest / ".git").is_dir():
-        git(dest, "-c", "advice.detachedHead=false", "checkout", "-q", "-f", commit)
-        git(dest, "clean", "-q", "-f", "-d", "-x")
-        return dest
+        # A task killed mid-run may have left git's lock behind, or a clone half made: the
+        # clone is the harness's own, so the lock goes, and a clone that cannot move is redone.
+        (dest / ".git" / "index.lock").unlink(missing_ok=True)
+        try:
+            git(dest, "-c", "advice.detachedHead=false", "checkout", "-q", "-f", commit)
+            git(dest, "clean", "-q", "-f", "-d", "-x")
+            return dest
+        except RuntimeError:
+            shutil.rmtree(dest)
+    elif dest.exists():
+        shutil.rmtree(dest)
     subprocess.run(
         ["git", "clone", "-q", "--shared", "--no-checkout", str(mirror), str(dest)],
         capture_output=True,
@@ -68,6 +76,23 @@ def checkout(mirror: Path, commit: str, dest: Path) -> Path:
     git(dest, "config", "user.name", "workflow-eval")
     git(dest, "config", "user.email", "workflow-eval@example.invalid")
     return dest
+
+
+def parent_sources(mirror: Path, commit: str, paths: Sequence[str]) -> dict[str, str]:
+    """``path -> text`` at ``commit`` of those of ``paths`` that exist there."""
+    out: dict[str, str] = {}
+    for path in paths:
+        shown = subprocess.run(
+            ["git", "show", f"{commit}:{path}"],
+            cwd=mirror,
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",
+            check=False,
+        )
+        if shown.returncode == 0:
+            out[path] = shown.stdout
+    return out
 
 
 def snapshot(root: Path) -> dict[str, str]:

@@ -8,6 +8,7 @@ on a separate copy with the fix's test patch and the interpreter given by ``--py
 
 from __future__ import annotations
 
+import difflib
 import json
 import subprocess
 import sys
@@ -101,7 +102,11 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _run(
-    bench: dict[str, Path], name: str, code_replies: list[str], tests_reply: str = NO_CHANGES
+    bench: dict[str, Path],
+    name: str,
+    code_replies: list[str],
+    tests_reply: str = NO_CHANGES,
+    extra: tuple[str, ...] = (),
 ) -> dict:
     script = bench["base"] / f"{name}.yaml"
     script.write_text(yaml.safe_dump(_script(code_replies, tests_reply)))
@@ -125,6 +130,7 @@ def _run(
         "120",
         "--out",
         str(out),
+        *extra,
     ]
     assert workflow_eval.main(argv) == 0
     [record] = [json.loads(line) for line in out.read_text().splitlines()]
@@ -173,3 +179,103 @@ def test_gold_mode_judges_the_tasks_own_fix(bench: dict[str, Path]) -> None:
     [record] = [json.loads(line) for line in out.read_text().splitlines()]
     assert (record["provider"], record["category"], record["solved"]) == ("gold", "solved", True)
     assert record["files_changed"] == ["calc/ops.py"]
+
+
+def test_oracle_function_mode_gives_the_gold_function_as_the_editor_context(
+    bench: dict[str, Path],
+) -> None:
+    record = _run(bench, "oracle", [RIGHT_FIX], extra=("--oracle-function",))
+    assert record["category"] == "solved", record
+    assert (record["mode"], record["oracle_function"]) == ("oracle-function", True)
+    assert record["gold_functions"] == ["calc/ops.py::add"]
+    assert record["oracle_target"] == "calc/ops.py::add"
+    assert record["oracle_selection"] == {
+        "path": "calc/ops.py",
+        "lines": [1, 2],
+        "kind": "function",
+    }
+    assert record["editor_context"].startswith("calc/ops.py, lines 1-2 selected")
+    assert "(oracle-function)" in render([record])
+
+
+def test_unchanged_mode_is_the_baseline_and_lists_the_suites_failures(
+    bench: dict[str, Path],
+) -> None:
+    out = bench["base"] / "unchanged.jsonl"
+    argv = ["--tasks", str(bench["tasks"]), "--unchanged", "--mirrors-dir", str(bench["mirrors"])]
+    argv += ["--python", sys.executable, "--out", str(out)]
+    assert workflow_eval.main(argv) == 0
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert (record["provider"], record["category"], record["solved"]) == (
+        "unchanged",
+        "no_change",
+        False,
+    )
+    assert record["judge"]["fail_to_pass"] == {"failed": 1}
+    suite = record["suite"]  # the workflow's own test command, on the untouched parent
+    assert suite["ran"] and suite["counts"] == {"passed": 1} and suite["failed"] == []
+
+
+def test_a_pass_to_pass_test_failing_at_the_parent_is_a_pre_existing_failure(
+    bench: dict[str, Path],
+) -> None:
+    # The test patch also brings a test that fails with the fix and without it.
+    task = json.loads(bench["tasks"].read_text())
+    tests = NEW_TESTS + "\n\ndef test_legacy():\n    assert 'calc' == 'calculator'\n"
+    diff = difflib.unified_diff(
+        OLD_TESTS.splitlines(keepends=True),
+        tests.splitlines(keepends=True),
+        "a/tests/test_ops.py",
+        "b/tests/test_ops.py",
+    )
+    task["test_patch"] = "diff --git a/tests/test_ops.py b/tests/test_ops.py\n" + "".join(diff)
+    task["pass_to_pass"] = [*task["pass_to_pass"], "tests/test_ops.py::test_legacy"]
+    tasks = bench["base"] / "tasks-gone.jsonl"
+    tasks.write_text(json.dumps(task) + "\n")
+    out = bench["base"] / "gold-gone.jsonl"
+    argv = ["--tasks", str(tasks), "--gold", "--mirrors-dir", str(bench["mirrors"])]
+    argv += ["--python", sys.executable, "--out", str(out)]
+    assert workflow_eval.main(argv) == 0
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["category"] == "pre_existing_failure", record
+    assert record["judge"]["fail_to_pass"] == {"passed": 1}
+    assert record["judge_pre_existing"] == ["tests/test_ops.py::test_legacy"]
+
+
+def _fenced(body: str) -> str:
+    return f"Here is the fix:\n```python\ndef add(a, b):\n{body}```\n"
+
+
+def test_the_repair_paths_evidence_is_recorded_per_task(bench: dict[str, Path]) -> None:
+    samples = [_fenced("    return a + b\n"), _fenced("    return b + a\n")]
+    samples.append(_fenced("    return a + b  # the same rewrite, another layout\n"))
+    extra = ("--edit-format", "function", "--samples", "3")
+    record = _run(bench, "repair", samples, extra=extra)
+    assert record["category"] == "solved", record
+    repair = record["repair"]
+    assert repair["target"] == "calc/ops.py::add" and repair["target_source"] == "named"
+    assert (repair["samples"], repair["distinct"]) == (3, 2)
+    assert repair["passing"] >= 1 and repair["chosen_cluster"] is not None
+    assert record["target_hit"] is True and record["target_rank"] == 1
+    assert record["evidence"][0]["target"] == "calc/ops.py::add"
+    assert record["edit_format"] == "function" and record["samples_setting"] == 3
+    assert "| add (named) ✓ #1 | 3 / 2 / " in render([record])
+
+
+def test_localize_only_ranks_the_repair_targets_without_a_model(bench: dict[str, Path]) -> None:
+    out = bench["base"] / "localize.jsonl"
+    argv = [
+        "--tasks",
+        str(bench["tasks"]),
+        "--localize-only",
+        "--mirrors-dir",
+        str(bench["mirrors"]),
+    ]
+    argv += ["--python", sys.executable, "--out", str(out)]
+    assert workflow_eval.main(argv) == 0
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert (record["provider"], record["mode"]) == ("localize", "localize-only")
+    assert record["targets_ranked"][0] == "calc/ops.py::add", record
+    assert (record["target_rank"], record["top1"], record["category"]) == (1, True, "hit@1")
+    assert record["target_sources"][0] == "named"
+    assert "| top-1 is a gold function | 1/1 (100.0%) |" in render([record])
