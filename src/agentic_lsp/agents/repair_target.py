@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.workflows.sources import is_test_path
 
-REWRITABLE_SUFFIXES = (".py", ".pyi")
+REWRITABLE_SUFFIXES = (".py",)  # not stubs: a .pyi holds no behaviour to fix
 FUNCTION_KINDS = frozenset({"function", "method"})
 MAX_TARGETS = 15
 
@@ -69,7 +69,8 @@ def mentioned_names(task: str) -> dict[str, float]:
             weights[name] = weights.get(name, 0.0) + weight
 
     subject = task.strip().split("\n", 1)[0]
-    for span in _BACKTICKED.findall(task):
+    # RST's ``literal`` is one span (read pairwise, its backticks made prose a "span")
+    for span in _BACKTICKED.findall(task.replace("``", "`")):
         for match in _DOTTED.findall(span) or _IDENT.findall(span):
             add(match, 3.0)
     for match in _DOTTED.findall(task):
@@ -111,7 +112,9 @@ def rank_targets(
     if editor is not None:
         out[(editor.path, editor.symbol.qualname)] = editor
     named: dict[tuple[str, str], tuple[float, Target]] = {}
-    for name, weight in mentioned_names(task).items():
+    mentioned = mentioned_names(task)
+    classes = {part for name in mentioned for part in name.split(".") if part[:1].isupper()}
+    for name, weight in mentioned.items():
         for symbol_name, cls in _lookups(name):
             hits = [(p, s) for p, s in find(symbol_name) if rewritable(p, s)]
             if cls is not None:
@@ -121,8 +124,9 @@ def rank_targets(
             # a name defined in several places shares its weight; the class the task names
             # and retrieval's ranking break the tie
             share = weight / len(hits) ** 0.5
-            bonus = 1.0 if cls is not None else 0.0
             for path, symbol in hits:
+                owner = (symbol.parent or "").split(".")[-1]
+                bonus = 1.0 if cls is not None or (owner and owner in classes) else 0.0
                 key = (path, symbol.qualname)
                 score = named.get(key, (0.0, None))[0] + share + bonus
                 named[key] = (score, Target(path, symbol, "named", score))
