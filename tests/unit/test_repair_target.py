@@ -86,3 +86,12 @@ def test_enclosing_function_is_the_innermost_holding_the_line() -> None:
     assert enclosing_function([cls, outer, inner], 6) == inner
     assert enclosing_function([cls, outer, inner], 12) == outer
     assert enclosing_function([cls], 3) is None
+
+
+def test_a_task_naming_several_functions_equally_is_said_to_be_larger() -> None:
+    from agentic_lsp.agents.repair import larger_than_one_function
+
+    both = rank_targets("`parse()` and `flatten()` both drop tokens", find, [])
+    assert "parse, TokenList.flatten" in larger_than_one_function(both)
+    one = rank_targets(TASK, find, [])
+    assert larger_than_one_function(one) == ""

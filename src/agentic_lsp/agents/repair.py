@@ -89,6 +89,26 @@ def find_targets(ctx: AgentContext) -> list[Target]:
     return rank_targets(task_text(ctx), find, _ranked_functions(ctx), _editor_target(ctx))
 
 
+def larger_than_one_function(targets: list[Target]) -> str:
+    """A note when the task names several functions about as clearly as the first: the
+    change may need more than the one function this path rewrites."""
+    named = [t for t in targets if t.source == "named"]
+    if len(named) < 2 or named[0].score <= 0:
+        return ""
+    top = named[0]
+    # the same name in another class is an ambiguity (resolved by ranking), not a second function
+    close = [
+        t for t in named[1:] if t.score >= 0.8 * top.score and t.symbol.name != top.symbol.name
+    ]
+    if not close:
+        return ""
+    names = ", ".join(t.symbol.qualname for t in [named[0], *close][:4])
+    return (
+        f"the task names several functions about equally ({names}); this path rewrites one "
+        "at a time, so a change that needs several may be out of its reach"
+    )
+
+
 def pick(targets: list[Target], attempt: int) -> tuple[Target, int]:
     """The target of an attempt and its seed offset: the best, then the second, then the best
     again with other seeds."""
@@ -147,6 +167,7 @@ class RepairAttempt:
             ev.targets_ranked = [t.key for t in targets[:5]]
         target, seed_offset = pick(targets, ctx.attempt)
         ev.target, ev.target_source = target.key, target.source
+        ev.scope_note = larger_than_one_function(targets)
         text = ctx.view.read(target.path)
         shown = ctx.view.read_for_model(target.path)
         near = target.symbol.name_line

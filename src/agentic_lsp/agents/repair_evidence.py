@@ -31,6 +31,7 @@ class Evidence:
     repro_kept: int = 0
     repro_dropped: dict[str, int] = field(default_factory=dict)
     repro_passed: int | None = None
+    scope_note: str = ""  # the task may need more than one function
     note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -67,4 +68,6 @@ def describe_evidence(ev: dict[str, Any]) -> str:
         )
     if ev.get("note"):
         parts.append(str(ev["note"]))
+    if ev.get("scope_note"):
+        parts.append(str(ev["scope_note"]))
     return "; ".join(parts)
