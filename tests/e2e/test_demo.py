@@ -63,4 +63,5 @@ def test_demo_runs_the_workflow_on_the_installed_real_model_and_says_so() -> Non
     assert "run succeeded" in out  # the repair path fixes the sample bug with the real 0.5B
     assert "calc/ops.py now has 'return a + b'" in out
     assert "rewrote calc/ops.py::add" in out and "kept the tests passing" in out
+    assert "  evidence (fix): calc/ops.py::add (named): 8 samples" in out  # with the changeset
     assert "tokens:" in out

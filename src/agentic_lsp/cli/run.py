@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.console import Console
 
+from agentic_lsp.agents.repair_evidence import describe_evidence
 from agentic_lsp.config import LoadedSettings
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.metering import describe_usage
@@ -68,6 +69,8 @@ class EventPrinter:
             self.line(f"  {d['message']}")
         elif kind == "changeset_ready":
             self.line(f"changeset {d['changeset_id']}: {', '.join(d['files'])}")
+            for entry in d.get("evidence") or []:
+                self.line(f"  evidence ({entry.get('stage')}): {describe_evidence(entry)}")
         elif kind == "review_requested":
             self.line(f"? {d['stage']} waits for your review: {d['question']}")
         elif kind == "review_answered":
