@@ -147,3 +147,22 @@ async def test_a_missing_test_runner_is_an_environment_error_with_a_fix(tmp_path
     assert "No module named pytest" in checked.run.environment_error
     assert "pip install pytest" in checked.run.environment_error
     assert not checked.run.failed_tests  # not a test failure
+
+
+async def test_a_change_that_hangs_the_tests_is_stopped_at_a_few_times_the_baseline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentic_lsp.agents import test_runner
+
+    monkeypatch.setattr(test_runner, "MIN_CHECK_TIMEOUT_S", 3.0)
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "m.py").write_text("def f():\n    return 1\n")
+    (root / "test_m.py").write_text("from m import f\n\n\ndef test_f():\n    assert f() == 1\n")
+    (root / "test_old.py").write_text("def test_old():\n    assert False\n")  # pre-existing
+    settings = WorkflowSettings(test_command=TEST_COMMAND, test_timeout_s=120)
+    runner = TestRunner(root, settings, tmp_path / "cache")
+    checked = await runner.check({"m.py": "def f():\n    while True:\n        pass\n"})
+    assert checked is not None and not checked.ok and checked.run.timed_out
+    assert checked.run.duration_s < 30  # not the 120 s of workflows.test_timeout_s
+    assert "did not finish" in checked.comparison.note

@@ -155,6 +155,10 @@ def _failed_tests(kind: RunnerKind, result: CommandResult) -> bool:
     return True
 
 
+MIN_CHECK_TIMEOUT_S = 30.0
+CHECK_TIMEOUT_FACTOR = 5.0
+
+
 @dataclass
 class CheckResult:
     """Edits judged against the baseline: the candidate's run and the comparison."""
@@ -216,9 +220,10 @@ class TestRunner:
         edits: Mapping[str, str | None],
         buffers: Mapping[str, str] | None = None,
         select: Sequence[str] = (),
+        timeout_s: float | None = None,
     ) -> TestRun | None:
         """``None`` when the project has no test command (nothing was run). ``select``: test
-        files to limit a pytest run to."""
+        files to limit a pytest run to; ``timeout_s``: a limit below workflows.test_timeout_s."""
         command = self.command
         if command is None:
             return None
@@ -226,7 +231,8 @@ class TestRunner:
         cached = self._memo.runs.get(key)
         if cached is not None:
             return cached
-        run = await self._run(command, edits, buffers, tuple(select))
+        limit = min(self.settings.test_timeout_s, timeout_s or self.settings.test_timeout_s)
+        run = await self._run(command, edits, buffers, tuple(select), limit)
         if not run.timed_out:
             self._memo.runs[key] = run
         return run
@@ -247,10 +253,21 @@ class TestRunner:
         the edits add (new tests) are run after the change only."""
         existing = [s for s in select if s in (buffers or {}) or (self.root / s).is_file()]
         before = await self.baseline(buffers, existing or select)
-        after = await self.run(edits, buffers, select)
-        if before is None or after is None:
+        if before is None:
             return None
-        if after.skipped or after.environment_error:
+        # A change that makes the tests hang (a loop that never ends) costs a few times what
+        # the unchanged code took, not the whole workflows.test_timeout_s.
+        limit = max(MIN_CHECK_TIMEOUT_S, CHECK_TIMEOUT_FACTOR * before.duration_s + 10)
+        after = await self.run(edits, buffers, select, timeout_s=limit)
+        if after is None:
+            return None
+        if after.timed_out and not before.timed_out:
+            note = (
+                f"the tests did not finish in {limit:.0f} s after the change (they took "
+                f"{before.duration_s:.1f} s before it)"
+            )
+            comparison = Comparison(False, False, note=note)
+        elif after.skipped or after.environment_error:
             comparison = Comparison(False, False, note=after.verdict())
         else:
             comparison = compare(
@@ -264,6 +281,7 @@ class TestRunner:
         edits: Mapping[str, str | None],
         buffers: Mapping[str, str] | None,
         select: tuple[str, ...],
+        timeout_s: float,
     ) -> TestRun:
         refused = self.refused(f"the tests (`{command.shown}`) were")
         if refused is not None:
@@ -286,7 +304,7 @@ class TestRunner:
                     f"--junitxml={junit} -o junit_family=xunit2 --continue-on-collection-errors"
                 )
             argv = with_selection(command, select)
-            result = await box.run(argv, timeout_s=self.settings.test_timeout_s, env=env)
+            result = await box.run(argv, timeout_s=timeout_s, env=env)
             output = result.output.replace(str(box.path) + "/", "")
             messages: dict[str, str] = {}
             outcomes = _outcomes(command, junit, output, messages)
