@@ -11,7 +11,8 @@ import pytest
 
 from agentic_lsp.agents.base import AgentResult
 from agentic_lsp.agents.prompting import render_failure
-from agentic_lsp.agents.test_runner import TestRun
+from agentic_lsp.agents.test_outcomes import Comparison
+from agentic_lsp.agents.test_runner import CheckResult, TestRun
 from agentic_lsp.config import IndexSettings, load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.errors import WorkspaceError
@@ -134,12 +135,14 @@ async def test_failing_test_output_reaches_the_retry_prompt_redacted(tmp_path: P
     readable = _Readable(tmp_path).files
     leaked = f"FAILED test_settings - print(settings): API_KEY={LIVE} password={PASSWORD}\n"
 
-    class Tests:
-        async def run(self, edits: Any, buffers: Any) -> Any:
-            return TestRun(
+    class Tests:  # the test runner's verdict, as data: a test named with the secret broke
+        async def check(self, edits: Any, buffers: Any) -> Any:
+            run = TestRun(
                 command="pytest", passed=False, failed_tests=True, exit_code=1,
                 timed_out=False, output=leaked, duration_s=0.1,
             )  # fmt: skip
+            broken = [f"test_settings::test_key[API_KEY={LIVE}]"]
+            return CheckResult(run, run, Comparison(False, True, broken=broken))
 
     result = AgentResult(False, f"failed with API_KEY={LIVE}", output=leaked, test_output=leaked)
     result = stages._redacted(result, readable.redact_output)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agentic_lsp.agents.base import AgentResult
-from agentic_lsp.agents.test_runner import TestRunner
+from agentic_lsp.agents.test_runner import CheckResult, TestRunner
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.metering import Usage, current_meter
@@ -73,6 +73,10 @@ class StageAttempt:
             return
         run = checked.run
         self.test_output = redact(run.output)
+        self._note_verdict(checked, redact)
+
+    def _note_verdict(self, checked: CheckResult, redact: Callable[[str], str]) -> None:
+        run = checked.run
         if run.skipped:
             self.verify_note = f"verify: {run.skipped}"
         elif run.environment_error:
@@ -81,11 +85,13 @@ class StageAttempt:
         elif checked.ok:
             how = checked.comparison.describe()
             verdict = "passed" if run.passed else "kept every test that passed before passing"
-            self.verify_note = f"verify: `{run.command}` {verdict} ({how})"
+            self.verify_note = redact(f"verify: `{run.command}` {verdict} ({how})")
         else:
             self.failed = True
             how = checked.comparison.describe()
-            self.verify_note = f"verify: `{run.command}` {run.verdict()} after the edits ({how})"
+            self.verify_note = redact(
+                f"verify: `{run.command}` {run.verdict()} after the edits ({how})"
+            )
 
     def errors(self) -> list[str]:
         found = [e for r in self.results.values() for e in r.errors]

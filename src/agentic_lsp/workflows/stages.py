@@ -91,15 +91,27 @@ def _agent_log(
 
 
 def _redacted(result: AgentResult, redact: Callable[[str], str]) -> AgentResult:
-    """``result`` with every text that leaves the agent (output, test output, errors, summary)
-    redacted; edits are proposals, reviewed as they are."""
+    """``result`` with every text that leaves the agent (output, test output, errors, summary,
+    evidence) redacted; edits are proposals, reviewed as they are."""
     return replace(
         result,
         summary=redact(result.summary),
         output=redact(result.output),
         test_output=redact(result.test_output),
         errors=[redact(error) for error in result.errors],
+        evidence=_redacted_value(result.evidence, redact),
     )
+
+
+def _redacted_value(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` with every string in it redacted (test names and commands in evidence)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redacted_value(item, redact) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted_value(item, redact) for item in value]
+    return value
 
 
 def _earlier(state: RunState) -> str:
