@@ -16,7 +16,7 @@ import asyncio
 import difflib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -30,6 +30,7 @@ from agentic_lsp.llm.metering import current_meter, scope
 from agentic_lsp.workflows.events import StageOutcome
 from agentic_lsp.workflows.planner import Plan, PlannedStage
 from agentic_lsp.workflows.recorder import RunRecorder
+from agentic_lsp.workflows.redacted import redacted_result as _redacted
 from agentic_lsp.workflows.retrieval import RetrievalAgent
 from agentic_lsp.workflows.routing import PRUNED, SUCCESS, decide_route, stage_failed
 from agentic_lsp.workflows.schema import AgentSpec
@@ -88,30 +89,6 @@ def _agent_log(
         recorder.log(f"{prefix}: {redact(message)}")
 
     return log_message
-
-
-def _redacted(result: AgentResult, redact: Callable[[str], str]) -> AgentResult:
-    """``result`` with every text that leaves the agent (output, test output, errors, summary,
-    evidence) redacted; edits are proposals, reviewed as they are."""
-    return replace(
-        result,
-        summary=redact(result.summary),
-        output=redact(result.output),
-        test_output=redact(result.test_output),
-        errors=[redact(error) for error in result.errors],
-        evidence=_redacted_value(result.evidence, redact),
-    )
-
-
-def _redacted_value(value: Any, redact: Callable[[str], str]) -> Any:
-    """``value`` with every string in it redacted (test names and commands in evidence)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {key: _redacted_value(item, redact) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redacted_value(item, redact) for item in value]
-    return value
 
 
 def _earlier(state: RunState) -> str:
