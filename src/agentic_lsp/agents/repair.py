@@ -42,6 +42,7 @@ from agentic_lsp.workflows.sources import is_test_path
 # reproduction tests per run (one TestRunner serves one run) and target
 _REPRODUCTIONS: WeakKeyDictionary[TestRunner, dict[str, Reproduction]] = WeakKeyDictionary()
 MAX_SELECTED_TEST_FILES = 30
+WHOLE_SUITE_S = 30.0  # a suite this quick runs whole for each candidate
 SEED_STRIDE = 1_000
 
 
@@ -241,8 +242,12 @@ class RepairAttempt:
 
     async def _test(self, target: Target, fn: FunctionSource, screened: Screened) -> AgentResult:
         ctx, ev = self.ctx, self.evidence
-        selected = await asyncio.to_thread(select_tests, ctx, target.symbol.name)
-        ev.selected_tests = selected
+        ev.selected_tests = await asyncio.to_thread(select_tests, ctx, target.symbol.name)
+        # A suite that runs quickly runs whole for every candidate: a rewrite that passes the
+        # tests naming the function can break others (then the stage's verify rejects it late).
+        whole = await ctx.tests.baseline(ctx.view.buffers)
+        quick = whole is not None and not whole.timed_out and whole.duration_s <= WHOLE_SUITE_S
+        selected = [] if quick else ev.selected_tests
         repro = await self._reproduction(target, fn, seed=7 + SEED_STRIDE * (ctx.attempt - 1))
         ev.repro_written, ev.repro_kept = repro.written, len(repro.files)
         ev.repro_dropped = dict(repro.dropped)
