@@ -101,6 +101,7 @@ async def test_the_repair_path_picks_the_named_function_and_the_tests_choose(
         report = await asyncio.wait_for(engine.workflows.wait(run_id), 300)
         assert report.status == "succeeded", (report.error, [o.summary for o in report.outcomes])
         assert tree(workspace) == before  # nothing written before accept
+        assert "agentic-junit" not in report.test_output  # our report file is not output
         [reproduce, fix] = report.outcomes
         assert "wrote no test" in reproduce.summary and "pre-existing" in reproduce.summary
         assert "not reproduced" in reproduce.summary

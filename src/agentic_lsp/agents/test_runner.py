@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -155,6 +156,7 @@ def _failed_tests(kind: RunnerKind, result: CommandResult) -> bool:
     return True
 
 
+_JUNIT_LINE = re.compile(r"^-+ generated xml file: .*agentic-junit\.xml -+\n?", re.MULTILINE)
 MIN_CHECK_TIMEOUT_S = 30.0
 CHECK_TIMEOUT_FACTOR = 5.0
 
@@ -306,6 +308,7 @@ class TestRunner:
             argv = with_selection(command, select)
             result = await box.run(argv, timeout_s=timeout_s, env=env)
             output = result.output.replace(str(box.path) + "/", "")
+            output = _JUNIT_LINE.sub("", output)  # our own report file, not the project's
             messages: dict[str, str] = {}
             outcomes = _outcomes(command, junit, output, messages)
         problem = missing_runner(output) if not result.ok else None
