@@ -8,11 +8,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from agentic_lsp.agents.test_outcomes import parse_junit as agentic_parse_junit
 
 CATEGORIES = (
     "solved",
@@ -63,24 +64,12 @@ def junit_name(nodeid: str) -> tuple[str, str]:
 
 def parse_junit(xml_text: str) -> dict[tuple[str, str], str]:
     """``(classname, name) -> outcome`` ("passed", "failed", "error", "skipped") from pytest's
-    junit xml. A test with an error in teardown after passing counts as "error"."""
+    junit xml (the workflow's own reading of it: a test with an error in teardown after
+    passing counts as "error")."""
     outcomes: dict[tuple[str, str], str] = {}
-    root = ET.fromstring(xml_text)
-    for case in root.iter("testcase"):
-        key = (case.get("classname", ""), case.get("name", ""))
-        tags = {child.tag for child in case}
-        if "error" in tags:
-            outcome = "error"
-        elif "failure" in tags:
-            outcome = "failed"
-        elif "skipped" in tags:
-            outcome = "skipped"
-        else:
-            outcome = "passed"
-        previous = outcomes.get(key)
-        if previous in ("error", "failed"):
-            continue  # a teardown error adds a second element; the worst outcome stands
-        outcomes[key] = outcome
+    for key, outcome in agentic_parse_junit(xml_text).items():
+        classname, _, name = key.partition("::")  # a classname never holds "::"; a name may
+        outcomes[(classname, name)] = outcome
     return outcomes
 
 

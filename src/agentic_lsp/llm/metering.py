@@ -141,20 +141,28 @@ async def metered_ainvoke(
     messages = with_guidance(messages, stage or "(run)", role or "(unknown)")
     started = time.perf_counter()
     reply = await model.ainvoke(list(messages), **kwargs)
-    meter = _METER.get()
-    if meter is not None:
-        prompt, completion, counted = usage_of(reply)
-        meter.record(
-            ModelCall(
-                stage=stage or "(run)",
-                role=role or "(unknown)",
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                seconds=round(time.perf_counter() - started, 3),
-                counted=counted,
-            )
-        )
+    prompt, completion, _ = usage_of(reply)
+    record_call(prompt, completion, started)
     return reply
+
+
+def record_call(prompt_tokens: int, completion_tokens: int, started: float) -> None:
+    """One model call on the run's meter (if any) under the current scope; ``started`` is its
+    ``time.perf_counter()`` start. Zero counts are recorded as uncounted, never guessed."""
+    meter = _METER.get()
+    if meter is None:
+        return
+    stage, role = _SCOPE.get()
+    meter.record(
+        ModelCall(
+            stage=stage or "(run)",
+            role=role or "(unknown)",
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            seconds=round(time.perf_counter() - started, 3),
+            counted="provider" if (prompt_tokens or completion_tokens) else "none",
+        )
+    )
 
 
 def describe_usage(usage: dict[str, Any]) -> str:

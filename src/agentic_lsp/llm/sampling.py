@@ -32,7 +32,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from agentic_lsp.llm.guidance import with_guidance
-from agentic_lsp.llm.metering import ModelCall, current_meter, current_scope
+from agentic_lsp.llm.metering import current_scope, record_call
 
 
 @dataclass(frozen=True)
@@ -129,20 +129,9 @@ async def metered_samples(model: BaseChatModel, request: SampleRequest) -> list[
         request = replace(request, prompt=f"{request.prompt}\n\n{extra}")
     started = time.perf_counter()
     samples = await draw_samples(model, request)
-    meter = current_meter()
-    if meter is not None and samples:
+    if samples:
         prompt = max(s.prompt_tokens for s in samples)
-        completion = sum(s.completion_tokens for s in samples)
-        meter.record(
-            ModelCall(
-                stage=stage or "(run)",
-                role=role or "(unknown)",
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                seconds=round(time.perf_counter() - started, 3),
-                counted="provider" if (prompt or completion) else "none",
-            )
-        )
+        record_call(prompt, sum(s.completion_tokens for s in samples), started)
     return samples
 
 
