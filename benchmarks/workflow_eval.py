@@ -60,6 +60,7 @@ from benchmarks.workflow_eval_core import (
     patch_changes,
     patch_paths,
     repair_summary,
+    result_key,
     target_name,
     target_rank,
     usage_of,
@@ -116,16 +117,6 @@ def read_results(path: Path) -> list[dict[str, Any]]:
             if line.strip():
                 out.append(json.loads(line))
     return out
-
-
-def result_key(record: dict[str, Any]) -> tuple[str, str, str, str]:
-    """What makes two records the same measurement: task, provider, model and mode."""
-    return (
-        record["id"],
-        record.get("provider", ""),
-        record.get("model", ""),
-        record.get("mode", ""),
-    )
 
 
 def done_keys(

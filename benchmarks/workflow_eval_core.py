@@ -521,3 +521,13 @@ def patch_paths(patch: str) -> list[str]:
                 paths.setdefault(match.group(1), None)
                 paths.setdefault(match.group(2), None)
     return list(paths)
+
+
+def result_key(record: dict[str, Any]) -> tuple[str, str, str, str]:
+    """What makes two records the same measurement: task, provider, model and mode."""
+    return (
+        record["id"],
+        record.get("provider", ""),
+        record.get("model", ""),
+        record.get("mode", ""),
+    )

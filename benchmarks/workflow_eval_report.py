@@ -19,7 +19,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.workflow_eval_core import CATEGORIES, LEGACY_CATEGORIES
+from benchmarks.workflow_eval_core import CATEGORIES, LEGACY_CATEGORIES, result_key
 
 REFERENCES = {"unchanged": "leave the code as it is", "gold": "gold patches"}
 
@@ -361,15 +361,6 @@ def overview(groups: Sequence[Sequence[dict[str, Any]]]) -> list[str]:
             f"| {_fmt(agg['prompt_per_call_median'], 0)} |"
         )
     return [*out, ""]
-
-
-def result_key(record: dict[str, Any]) -> tuple[str, str, str, str]:
-    return (
-        record["id"],
-        record.get("provider", ""),
-        record.get("model", ""),
-        record.get("mode", ""),
-    )
 
 
 def render(records: Sequence[dict[str, Any]]) -> str:

@@ -17,8 +17,7 @@ What each provider gives (:func:`capabilities`):
   no grammar.
 * any other chat model (the scripted test double): one plain call per sample.
 
-Without prefill the model writes the whole reply itself; callers strip what they prefilled
-from :attr:`Sample.text` with :func:`after_prefill`.
+Without prefill the model writes the whole reply itself (:attr:`Sample.prefilled` says which).
 """
 
 from __future__ import annotations
@@ -94,18 +93,6 @@ def capabilities(model: BaseChatModel) -> Capabilities:
         assert isinstance(caps, Capabilities)
         return caps
     return Capabilities()
-
-
-def after_prefill(sample: Sample, prefill: str) -> str:
-    """The part of the reply after ``prefill``: the continuation when the provider prefilled,
-    else the reply with the prefill's text removed when the model repeated it."""
-    if sample.prefilled:
-        return sample.text
-    text = sample.text
-    start = text.find(prefill.strip()) if prefill.strip() else -1
-    if start >= 0:
-        return text[start + len(prefill.strip()) :].lstrip("\n")
-    return text
 
 
 async def draw_samples(model: BaseChatModel, request: SampleRequest) -> list[Sample]:
