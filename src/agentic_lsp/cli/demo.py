@@ -8,11 +8,17 @@
    test double, labelled as such): real retrieval, LangGraph routing, a sandboxed pytest run that
    fails on the first (wrong) fix, adaptive retrieval, a passing second attempt, and the
    changeset as a diff. The demo then accepts it in its sample copy and shows the file on disk.
+
+The sample project's tests run with pytest from agentic-lsp's own environment (a dependency of
+the package, so a wheel or tool install has it). Without it the demo stops before it starts with
+an environment error that names the fix, never a workflow that reports the missing module as a
+test failure.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import shutil
 import sys
@@ -22,6 +28,7 @@ from pathlib import Path
 
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
+from agentic_lsp.errors import AgenticError
 
 QUERIES = [
     "retry a request when the connection fails",
@@ -131,7 +138,23 @@ async def _workflow_demo(tmp: Path, model: str | None) -> int:
     return 0
 
 
+def require_test_runner() -> None:
+    """The sample project's tests need pytest next to this interpreter: an environment error
+    naming the fix when it is missing (a ``--no-deps`` install, or pytest removed)."""
+    if importlib.util.find_spec("pytest") is not None:
+        return
+    python = Path(sys.executable).absolute()
+    raise AgenticError(
+        f"the demo's sample project runs its tests with pytest, which is not installed next to "
+        f"agentic-lsp ({python}: No module named pytest); this is the environment, not a bug "
+        "the demo found",
+        f"{python} -m pip install 'pytest>=8' (a uv tool: uv tool install --with pytest …; "
+        "pipx: pipx inject agentic-lsp pytest)",
+    )
+
+
 def run_demo(path: Path | None, scripted: bool = False) -> int:
+    require_test_runner()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     source = (path or _default_codebase()).resolve()
     model = None if scripted else real_model()
