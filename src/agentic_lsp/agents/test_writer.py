@@ -103,10 +103,8 @@ class TestsAgent(Agent):
             ok = bool(reproducing) if comparison.per_test else run.failed_tests and bool(edits)
             if ok:
                 ctx.tests.reproduction.update(reproducing)
-                verdict = "a new test fails: the problem is reproduced (" + ", ".join(
-                    reproducing[:3]
-                )
-                verdict += ")" if reproducing else "the suite fails after the new test)"
+                which = ", ".join(reproducing[:3]) or "the suite fails after the new test"
+                verdict = f"a new test fails: the problem is reproduced ({which})"
             else:
                 verdict = "no test fails that passed before: the problem is not reproduced"
             verdict += pre
