@@ -16,7 +16,9 @@ import pytest
 from agentic_lsp.cli.main import build_parser
 from agentic_lsp.cli.setup_clients import SetupEnv, server_command
 from agentic_lsp.cli.setup_cmd import setup
+from agentic_lsp.cli.setup_neovim import neovim_entry
 from agentic_lsp.cli.setup_status import client_statuses
+from agentic_lsp.editor_assets import neovim_plugin_dir
 
 
 @pytest.fixture
@@ -253,14 +255,32 @@ def test_vscode_sets_the_interpreter_and_optionally_mcp_json(env: SetupEnv) -> N
 def test_neovim_writes_its_own_file_and_prints_it(
     env: SetupEnv, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The file loads the plugin this installation ships (here the checkout's editors/neovim)
+    and starts this installation's server through its setup(); the printed notes name the
+    plugin folder and a lazy.nvim spec with ``dir =`` it."""
+    plugin = neovim_plugin_dir()
+    assert plugin is not None
     assert run_setup(env, "neovim", "--print") == 0
-    assert "vim.lsp.config('agentic_lsp'" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"Neovim plugin: {plugin}" in out
+    assert f"{{ dir = {json.dumps(str(plugin))}, name = 'agentic_lsp'" in out
     path = env.config_home / "nvim" / "after" / "plugin" / "agentic_lsp.lua"
     assert not path.exists()
     assert run_setup(env, "neovim", "--yes") == 0
     text = path.read_text()
-    assert json.dumps(COMMAND[0]) in text and '"serve"' in text
-    assert "require('agentic" not in text  # no dependency on the plugin's Lua module name
+    assert f"local plugin = {json.dumps(str(plugin))}" in text
+    assert "vim.opt.runtimepath:append(plugin)" in text
+    assert "plugin .. '/plugin/agentic_lsp.lua'" in text
+    server = ", ".join(json.dumps(part) for part in [*COMMAND, "serve"])
+    assert f"require('agentic_lsp').setup({{ cmd = {{ {server} }} }})" in text
+    assert "package.loaded['agentic_lsp']" in text  # a config that set the plugin up wins
+
+
+def test_neovim_without_a_plugin_copy_configures_only_the_server() -> None:
+    text, notes = neovim_entry(["/opt/agentic-lsp"], None)
+    assert "vim.lsp.config('agentic_lsp'" in text and "require(" not in text
+    assert "no :Agentic* commands" in notes[0]
+    assert 'cmd = { "/opt/agentic-lsp", "serve" }' in text
 
 
 def test_interactive_answer_decides(env: SetupEnv, capsys: pytest.CaptureFixture[str]) -> None:

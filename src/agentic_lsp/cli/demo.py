@@ -146,9 +146,8 @@ def require_test_runner() -> None:
     python = Path(sys.executable).absolute()
     raise AgenticError(
         f"the demo's sample project runs its tests with pytest, which is not installed next to "
-        f"agentic-lsp ({python}: No module named pytest); this is the environment, not a bug "
-        "the demo found",
-        f"{python} -m pip install 'pytest>=8' (a uv tool: uv tool install --with pytest …; "
+        f"agentic-lsp (No module named pytest in {python}): an environment problem, not a bug",
+        f"{python} -m pip install pytest (a uv tool: uv tool install --with pytest …; "
         "pipx: pipx inject agentic-lsp pytest)",
     )
 

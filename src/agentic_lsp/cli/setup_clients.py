@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from agentic_lsp.cli.setup_files import ConfigTarget
+from agentic_lsp.cli.setup_neovim import neovim_entry
+from agentic_lsp.editor_assets import neovim_plugin_dir
 from agentic_lsp.errors import AgenticError
 
 CLIENTS = ("claude-code", "claude-desktop", "codex", "zed", "vscode", "neovim")
@@ -144,27 +146,6 @@ def _project(path: Path, home: Path) -> Path:
     return root
 
 
-def lua_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
-def neovim_snippet(command: list[str]) -> str:
-    cmd = ", ".join(lua_string(part) for part in [*command, "serve"])
-    return f"""\
--- Written by `agentic-lsp setup neovim`: starts this installation's agentic-lsp language server.
--- Uses only Neovim's own API (0.11+), so it works with or without the agentic.nvim plugin;
--- the plugin's `lsp/agentic_lsp.lua` adds its defaults to this configuration when installed.
-if vim.fn.has('nvim-0.11') == 1 then
-  vim.lsp.config('agentic_lsp', {{
-    cmd = {{ {cmd} }},
-    root_markers = {{ '.agentic-lsp.toml', '.agentic-lsp', '.git' }},
-    capabilities = {{ workspace = {{ workspaceEdit = {{ documentChanges = true }} }} }},
-  }})
-  vim.lsp.enable('agentic_lsp')
-end
-"""
-
-
 def plan_client(
     client: str, env: SetupEnv, options: SetupOptions, command: list[str]
 ) -> ClientPlan:
@@ -207,8 +188,9 @@ def plan_client(
         return _vscode(env, options, command, stdio)
     if client == "neovim":
         path = options.path or neovim_file(env)
-        target = ConfigTarget(path, "text", (), neovim_snippet(command), "LSP client")
-        return ClientPlan(client, [target])
+        text, notes = neovim_entry(command, neovim_plugin_dir())
+        target = ConfigTarget(path, "text", (), text, "plugin and LSP client")
+        return ClientPlan(client, [target], notes)
     raise AgenticError(f"unknown client {client!r}", f"choose one of: {', '.join(CLIENTS)}")
 
 

@@ -145,7 +145,8 @@ local function check_server(clients)
   local exe = vim.fn.exepath(cmd[1])
   if exe == '' then
     vim.health.error(('server not found: `%s` is not an executable'):format(cmd[1]), {
-      'install it: pip install agentic-lsp (or make install in a checkout)',
+      'install it (make install in a checkout, or a tool install of its wheel: see its README)',
+      'then `agentic-lsp setup neovim` points this plugin at it',
       "or point the plugin at it: require('agentic_lsp').setup({ cmd = { '/path/to/agentic-lsp', 'serve' } })",
     })
     return
