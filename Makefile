@@ -1,15 +1,26 @@
 # Two commands on a fresh machine: `make demo` and `make test` (see README).
 VENV ?= .venv
+PYTHON ?= python3
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install demo test lint typecheck bench clean
+.PHONY: install dist demo test lint typecheck bench clean
 
 $(PY) install: pyproject.toml scripts/setup.sh
 	VENV=$(VENV) bash scripts/setup.sh
 	@touch $(PY)
 
 install: $(PY)
+
+# The wheel (and sdist) that a tool install takes: `uv tool install dist/agentic_lsp-*.whl` or
+# `pipx install dist/agentic_lsp-*.whl` (README, "Install as a tool"). Built by `python -m build`
+# in a throwaway environment under build/, so it needs neither .venv nor torch.
+dist:
+	rm -rf dist build/dist-env
+	$(PYTHON) -m venv build/dist-env
+	build/dist-env/bin/python -m pip install --quiet --disable-pip-version-check build
+	build/dist-env/bin/python -m build --outdir dist .
+	@ls dist/agentic_lsp-*.whl
 
 demo: $(PY)
 	HF_HUB_OFFLINE=1 $(BIN)/agentic-lsp demo
