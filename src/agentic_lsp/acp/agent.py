@@ -1,12 +1,15 @@
-"""The ACP agent: the protocol's methods, answered on the workspace engines.
+"""The ACP agent: the protocol's methods, answered on the workspaces' runs.
 
-* ``initialize``: protocol version 1, prompts may embed context (files), no ``session/load``;
-  the client's file-system capabilities are remembered (``fs/write_text_file`` is how accepted
-  edits reach its buffers).
-* ``session/new``: a session per workspace folder (``cwd``), whose modes are ``auto`` (the
-  orchestrator picks a workflow) and each workflow by name.
+* ``initialize``: protocol version 1, prompts may embed context (files), ``session/load``,
+  ``session/list`` and ``additionalDirectories``; the client's file-system capabilities are
+  remembered (``fs/write_text_file`` is how accepted edits reach its buffers).
+* ``session/new``: a session on a folder (``cwd``) and any additional roots, whose modes are
+  ``auto`` (the orchestrator picks a workflow) and each workflow by name; its slash commands
+  follow as an ``available_commands_update`` (:mod:`.prompts`).
+* ``session/load``: a session of an earlier agent process, its runs replayed (:mod:`.replay`);
+  ``session/list``: the sessions that ran something, newest first (:mod:`.session_store`).
 * ``session/set_mode``: the workflow the session's next run uses.
-* ``session/prompt``: a prompt turn (:mod:`.turn`).
+* ``session/prompt``: a prompt turn (:mod:`.turn`), or a slash command.
 * ``session/cancel``: cancels the session's run and ends its turn ``cancelled``.
 
 Requests with an unknown session id, mode or workflow are answered with a JSON-RPC error that
@@ -18,9 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
@@ -30,43 +31,48 @@ from acp.schema import (
     ClientCapabilities,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
-    SessionMode,
-    SessionModeState,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionCapabilities,
+    SessionListCapabilities,
     SetSessionModeResponse,
 )
 
 from agentic_lsp import __version__
-from agentic_lsp.acp.session import AUTO_MODE, ClientSide, Session
+from agentic_lsp.acp.opening import INVALID_PARAMS, SessionOpener, request_error, review_again
+from agentic_lsp.acp.prompts import APPROVE_COMMAND, REVIEW_COMMAND, read_prompt
+from agentic_lsp.acp.session import Session
+from agentic_lsp.acp.session_store import SessionStore
 from agentic_lsp.acp.turn import PromptTurn
-from agentic_lsp.acp.workspaces import Workspaces, check_folder
+from agentic_lsp.acp.workspaces import Workspaces
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.workflows.editor_context import EditorContext
 
 log = logging.getLogger(__name__)
 
-INVALID_PARAMS, INTERNAL_ERROR = -32602, -32603
 MAX_PROMPT_CHARS = 8000
-
-
-def request_error(exc: AgenticError, code: int = INTERNAL_ERROR) -> RequestError:
-    """An engine error as a JSON-RPC error: its message, and the fix in ``data.hint``."""
-    return RequestError(code, exc.message, {"hint": exc.hint} if exc.hint else None)
+ANNOUNCE_DELAY_S = 0.1
 
 
 class AgenticAgent:
     """Implements the SDK's ``Agent`` protocol; one per connection."""
 
-    def __init__(self, workspaces: Workspaces) -> None:
+    def __init__(self, workspaces: Workspaces, store: SessionStore | None = None) -> None:
         self.workspaces = workspaces
+        self.store = store or SessionStore()
         self.sessions: dict[str, Session] = {}
-        self.client_caps = ClientCapabilities()
-        self._conn: Client | None = None
+        self.opener = SessionOpener(workspaces, self.store)
+        self._tasks: set[asyncio.Future[Any]] = set()
+
+    @property
+    def client_caps(self) -> ClientCapabilities:
+        return self.opener.client_caps
 
     def on_connect(self, conn: Client) -> None:
-        self._conn = conn
+        self.opener.conn = conn
 
     async def initialize(
         self,
@@ -75,12 +81,17 @@ class AgenticAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        self.client_caps = client_capabilities or ClientCapabilities()
+        self.opener.client_caps = client_capabilities or ClientCapabilities()
+        sessions = SessionCapabilities(
+            list=SessionListCapabilities(),
+            additional_directories=SessionAdditionalDirectoriesCapabilities(),
+        )
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
-                load_session=False,
+                load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                session_capabilities=sessions,
             ),
             auth_methods=[],
             agent_info=Implementation(name="agentic-lsp", title="agentic-lsp", version=__version__),
@@ -90,33 +101,53 @@ class AgenticAgent:
         raise RequestError(INVALID_PARAMS, f"no authentication method {method_id!r}", None)
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
     ) -> NewSessionResponse:
-        if self._conn is None:
-            raise RequestError(INTERNAL_ERROR, "not connected", None)
-        try:
-            root = check_folder(cwd)
-            engine = await self.workspaces.engine(root)
-            specs = await asyncio.to_thread(engine.workflows.list_workflows)
-        except AgenticError as exc:
-            raise request_error(exc, INVALID_PARAMS) from exc
-        fs = self.client_caps.fs
         session_id = uuid.uuid4().hex
-        client = ClientSide(
-            self._conn, session_id,
-            can_read=bool(fs and fs.read_text_file), can_write=bool(fs and fs.write_text_file),
-        )  # fmt: skip
-        modes = [SessionMode(id=AUTO_MODE, name="Auto", description="The orchestrator picks "
-                             "the workflow for each task.")]  # fmt: skip
-        modes += [
-            SessionMode(id=s["name"], name=s["name"], description=s["description"][:300] or None)
-            for s in specs
-        ]
-        ids = [m.id for m in modes]
-        self.sessions[session_id] = Session(session_id, root, engine, client, ids)
-        log.info("ACP session %s for %s", session_id, root)
-        state = SessionModeState(current_mode_id=AUTO_MODE, available_modes=modes)
-        return NewSessionResponse(session_id=session_id, modes=state)
+        session, modes = await self.opener.open(session_id, cwd, additional_directories)
+        self.sessions[session_id] = session
+        await asyncio.to_thread(self.store.create, session_id, session.root, list(session.extra))
+        self._later(self.opener.announce(session))
+        return NewSessionResponse(session_id=session_id, modes=modes)
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse | None:
+        old = self.sessions.pop(session_id, None)
+        if old is not None:
+            old.cancelled.set()
+        session, modes = await self.opener.load(session_id, cwd, additional_directories)
+        self.sessions[session_id] = session
+        await self.opener.announce(session)
+        return LoadSessionResponse(modes=modes)
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        return await self.opener.listing(cwd, cursor)
+
+    def _later(self, work: Any) -> None:
+        """Send after the response (a client knows the session id only from it)."""
+
+        async def soon() -> None:
+            await asyncio.sleep(ANNOUNCE_DELAY_S)
+            try:
+                await work
+            except Exception as exc:
+                log.debug("available commands not sent: %s", exc)
+
+        task = asyncio.ensure_future(soon())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _session(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
@@ -140,11 +171,21 @@ class AgenticAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
-        text, context = prompt_text(prompt, session.root)
-        if not text.strip():
-            raise RequestError(INVALID_PARAMS, "the prompt has no text", {"hint": "say what to do"})
+        roots = [session.root, *session.extra]
+        asked = read_prompt(prompt, roots, set(session.commands))
         try:
-            return await PromptTurn(session, text[:MAX_PROMPT_CHARS], context).run()
+            if asked.command == REVIEW_COMMAND:
+                return await review_again(session)
+            approve = asked.command == APPROVE_COMMAND
+            workflow = None if approve else asked.command
+            if not asked.text.strip() and not approve:
+                hint = f"say the task after /{workflow}" if workflow else "say what to do"
+                raise RequestError(INVALID_PARAMS, "the prompt has no text", {"hint": hint})
+            target = session.workspace_of(asked.root)
+            turn = PromptTurn(
+                session, asked.text[:MAX_PROMPT_CHARS], asked.context, target, workflow, approve
+            )
+            return await turn.run()
         except AgenticError as exc:
             raise request_error(exc) from exc
 
@@ -160,41 +201,3 @@ class AgenticAgent:
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.debug("ignoring extension notification _%s", method)
-
-
-def prompt_text(blocks: list[Any], root: Path) -> tuple[str, EditorContext | None]:
-    """The task a prompt states, and the first workspace file it refers to (as the editor
-    context: the run starts from that file). Embedded file text is not used: the engine reads
-    the file itself, as a model may read it (secrets refused or redacted)."""
-    parts: list[str] = []
-    context: EditorContext | None = None
-    for block in blocks:
-        kind = getattr(block, "type", "")
-        if kind == "text":
-            parts.append(str(block.text))
-            continue
-        uri = getattr(block, "uri", None) or getattr(getattr(block, "resource", None), "uri", None)
-        rel = workspace_path(str(uri or ""), root)
-        if rel is None:
-            continue
-        parts.append(f"(file: {rel})")
-        if context is None:
-            try:
-                context = EditorContext.build(path=rel)
-            except AgenticError:
-                context = None
-    return "\n".join(parts), context
-
-
-def workspace_path(uri: str, root: Path) -> str | None:
-    """A ``file://`` URI (or an absolute path) inside ``root``, made workspace-relative."""
-    parsed = urlparse(uri)
-    if parsed.scheme not in ("file", ""):
-        return None
-    path = Path(unquote(parsed.path))
-    if not path.is_absolute():
-        return None
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return None

@@ -22,6 +22,7 @@ from acp.interfaces import Agent
 
 from agentic_lsp.acp.agent import AgenticAgent
 from agentic_lsp.acp.framing import stdio_frames
+from agentic_lsp.acp.owner import OwnerLink
 from agentic_lsp.acp.workspaces import EnginePublisher, Workspaces
 from agentic_lsp.config import LoadedSettings
 
@@ -33,6 +34,9 @@ class AcpOptions:
     # settings the command line already read, by workspace root (``--workspace``)
     loaded: dict[Path, LoadedSettings] = field(default_factory=dict)
     publisher: EnginePublisher | None = None
+    # finds the process that owns a folder and calls its tools: sessions on such a folder
+    # bridge to it (the command line passes the MCP adapter's client)
+    owners: OwnerLink | None = None
 
 
 def run_acp(options: AcpOptions) -> int:
@@ -41,9 +45,9 @@ def run_acp(options: AcpOptions) -> int:
 
 async def _main(options: AcpOptions) -> int:
     frames = await stdio_frames()
-    workspaces = Workspaces(options.publisher, options.loaded)
+    workspaces = Workspaces(options.publisher, options.loaded, options.owners)
     agent = AgenticAgent(workspaces)
-    # methods it leaves out (session/load, list, fork, …) are answered "method not found"
+    # methods it leaves out (session/fork, resume, close, …) are answered "method not found"
     conn = AgentSideConnection(cast(Agent, agent), frames, listening=False)
     loop = asyncio.get_running_loop()
     listening = asyncio.ensure_future(conn.listen())
@@ -58,6 +62,7 @@ async def _main(options: AcpOptions) -> int:
         for session in agent.sessions.values():
             session.cancelled.set()
         await workspaces.close()
+        agent.store.close()
         with contextlib.suppress(Exception):
             await conn.close()
     return 0

@@ -10,7 +10,10 @@ through the one change service (stale checks, atomic writes, a commit of exactly
   written by the client (so its buffers stay in sync), then the change service records the
   accept, writes what the client left unsaved (compare-and-swap) and commits. A failed write
   puts back what was already written; a failed record does too.
-* **on disk** otherwise (creations, deletions, renames; clients without a file system).
+* **on disk** otherwise (creations, deletions, renames; clients without a file system);
+* **by the owning process** when another agentic-lsp process owns the folder (the session
+  bridges to it, :mod:`.owner`): its ``accept_changeset`` applies the files (through its editor
+  when it is the editor's server, else on disk) and commits them.
 
 Rejected files are marked rejected; nothing is written for them.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp import start_tool_call, text_block, tool_content, tool_diff_content, update_tool_call
@@ -29,6 +33,7 @@ from agentic_lsp.changes.apply import AcceptOutcome, AcceptPlan
 from agentic_lsp.errors import AgenticError, ChangesetError
 
 if TYPE_CHECKING:
+    from agentic_lsp.acp.owner import OwnerRuns
     from agentic_lsp.acp.session import Session
     from agentic_lsp.changes.changeset import Changeset, FileChange
 
@@ -49,7 +54,7 @@ class ReviewResult:
     accepted: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     undecided: list[str] = field(default_factory=list)  # the user cancelled the question
-    via: str = ""  # "client" | "disk"
+    via: str = ""  # "client" | "disk" | "owner"
     commit_id: str | None = None
     notes: list[str] = field(default_factory=list)
     error: str = ""
@@ -57,7 +62,9 @@ class ReviewResult:
     def describe(self) -> str:
         parts = []
         if self.accepted:
-            where = "through the editor" if self.via == "client" else "on disk"
+            where = {"client": "through the editor", "owner": "by the owning process"}.get(
+                self.via, "on disk"
+            )
             parts.append(f"accepted {', '.join(self.accepted)} ({where})")
         if self.commit_id:
             parts.append(f"committed {self.commit_id[:12]}")
@@ -70,10 +77,10 @@ class ReviewResult:
         return "; ".join(parts + self.notes) or "nothing to review"
 
 
-def diff_call(session: Session, changeset: Changeset, change: FileChange, index: int) -> Any:
+def diff_call(root: Path, changeset: Changeset, change: FileChange, index: int) -> Any:
     """The tool call showing one file's proposed change as ACP ``diff`` content."""
     target = change.target_path if change.op == "rename" else change.path
-    absolute = str(session.root / target)
+    absolute = str(root / target)
     line = change.hunks[0].original_start if change.hunks else None  # 0-based
     verb = {"modify": "Edit", "create": "Create", "delete": "Delete", "rename": "Rename"}
     title = f"{verb.get(change.op, 'Edit')} {change.path}"
@@ -95,8 +102,11 @@ def diff_call(session: Session, changeset: Changeset, change: FileChange, index:
 
 async def review_changeset(session: Session, changeset_id: str) -> ReviewResult:
     """Ask about every undecided file of the changeset, then apply the decisions."""
-    service = session.engine.changes
-    changeset = await asyncio.to_thread(service.get, changeset_id)
+    owner = session.owner
+    if owner is not None:
+        changeset = await owner.changeset(changeset_id)
+    else:
+        changeset = await asyncio.to_thread(session.local.changes.get, changeset_id)
     client = session.client
     result = ReviewResult()
     calls: dict[str, str] = {}
@@ -104,7 +114,7 @@ async def review_changeset(session: Session, changeset_id: str) -> ReviewResult:
     for index, change in enumerate(changeset.files):
         if change.status != "pending":
             continue
-        call = diff_call(session, changeset, change, index)
+        call = diff_call(session.current.root, changeset, change, index)
         calls[change.path] = call.tool_call_id
         await client.send(call)
         answer = remembered or await client.ask(call.tool_call_id, FILE_OPTIONS, session.cancelled)
@@ -116,17 +126,34 @@ async def review_changeset(session: Session, changeset_id: str) -> ReviewResult:
             result.rejected.append(change.path)
         else:
             result.undecided.append(change.path)
-    if result.rejected:
-        await asyncio.to_thread(service.reject, changeset_id, result.rejected)
-    if result.accepted:
-        try:
-            outcome, result.via = await accept(session, changeset_id, result.accepted)
-            result.commit_id, result.notes = outcome.commit_id, list(outcome.notes)
-        except AgenticError as exc:
-            result.error = exc.message
+    if owner is not None:
+        await _decide_on_owner(owner, changeset_id, result)
+    else:
+        if result.rejected:
+            await asyncio.to_thread(session.local.changes.reject, changeset_id, result.rejected)
+        if result.accepted:
+            try:
+                outcome, result.via = await accept(session, changeset_id, result.accepted)
+                result.commit_id, result.notes = outcome.commit_id, list(outcome.notes)
+            except AgenticError as exc:
+                result.error = exc.message
     for path, call_id in calls.items():
         await client.send(_decided(call_id, path, result))
     return result
+
+
+async def _decide_on_owner(owner: OwnerRuns, changeset_id: str, result: ReviewResult) -> None:
+    if result.rejected:
+        await owner.call("reject_changeset", changeset_id=changeset_id, paths=result.rejected)
+    if result.accepted:
+        try:
+            _text, data = await owner.call(
+                "accept_changeset", changeset_id=changeset_id, paths=result.accepted
+            )
+        except AgenticError as exc:
+            result.error = exc.message
+            return
+        result.via, result.commit_id = "owner", data.get("commit_id") or None
 
 
 def _decided(call_id: str, path: str, result: ReviewResult) -> Any:
@@ -148,7 +175,7 @@ async def accept(
     session: Session, changeset_id: str, paths: list[str]
 ) -> tuple[AcceptOutcome, str]:
     """Accept ``paths`` of the changeset: through the client when it can write, else on disk."""
-    engine, client = session.engine, session.client
+    engine, client = session.local, session.client
     service = engine.changes
     commit = engine.settings.changes.commit_on_accept
     changeset = await asyncio.to_thread(service.get, changeset_id)
@@ -156,7 +183,7 @@ async def accept(
     buffers: dict[str, str] = {}
     for path in paths:
         if changeset.file(path).op == "modify":
-            text = await client.read(session.root / path)
+            text = await client.read(session.current.root / path)
             if text is not None:
                 buffers[path] = text
     if not (client.can_write and modifies):
@@ -175,17 +202,17 @@ async def accept(
 
 
 async def _through_client(session: Session, plan: AcceptPlan, commit: bool) -> AcceptOutcome:
-    service = session.engine.changes
+    service = session.local.changes
     written: list[tuple[str, str]] = []  # (path, text before)
     try:
         for write in plan.writes:
-            await session.client.write(session.root / write.path, write.after or "")
+            await session.client.write(session.current.root / write.path, write.after or "")
             written.append((write.path, write.before or ""))
         return await asyncio.to_thread(service.finish_accept, plan, write_disk=True, commit=commit)
     except BaseException as exc:
         for path, before in reversed(written):
             try:
-                await session.client.write(session.root / path, before)
+                await session.client.write(session.current.root / path, before)
             except Exception:
                 log.exception("could not put back %s after a failed accept", path)
         if isinstance(exc, Exception) and not isinstance(exc, AgenticError):

@@ -1,8 +1,11 @@
-"""One ACP session: a workspace's engine, the client's side of it, the run it steers.
+"""One ACP session: a workspace's runs, the client's side of it, the run it steers.
 
 :class:`ClientSide` is what the adapter asks of the client (updates, permission requests, its
-file system when it offers one); :class:`Session` holds the session's mode (a workflow, or
-``auto``: the orchestrator picks), its current run and the prompt turn that follows it.
+file system when it offers one); :class:`Session` holds the session's folders, its mode (a
+workflow, or ``auto``: the orchestrator picks), its current run and the prompt turn that
+follows it. Its runs are this process's engine's (:class:`~agentic_lsp.acp.runs.LocalRuns`) or,
+when another agentic-lsp process owns the folder, that process's
+(:class:`~agentic_lsp.acp.owner.OwnerRuns`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 from acp.schema import PermissionOption, ToolCallUpdate
 
+from agentic_lsp.acp.owner import OwnerRuns
+from agentic_lsp.acp.runs import LocalRuns, RunControl
+from agentic_lsp.acp.session_store import SessionStore
 from agentic_lsp.errors import AgenticError
 
 if TYPE_CHECKING:
@@ -95,15 +101,45 @@ class ClientSide:
 class Session:
     id: str
     root: Path
-    engine: Engine
+    runs: RunControl  # the runs of ``root``
     client: ClientSide
     modes: list[str]
     mode: str = AUTO_MODE
+    commands: list[str] = field(default_factory=list)  # slash command names
+    specs: list[dict[str, Any]] = field(default_factory=list)  # the folder's workflows
+    # additional roots (``additionalDirectories``) and their runs: a prompt that names a file
+    # in one of them runs there
+    extra: dict[Path, RunControl] = field(default_factory=dict)
+    workspace: RunControl | None = None  # where the current run runs (default: ``runs``)
+    store: SessionStore | None = None  # remembers the session's runs for session/load
     run_id: str | None = None
     # the prompt turn following the run: its cancel and hand-over signals
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     handover: asyncio.Event = field(default_factory=asyncio.Event)
     turns: int = 0
+
+    @property
+    def current(self) -> RunControl:
+        return self.workspace or self.runs
+
+    @property
+    def owner(self) -> OwnerRuns | None:
+        """The owning process's runs, when the current run's folder is bridged."""
+        return self.current if isinstance(self.current, OwnerRuns) else None
+
+    @property
+    def local(self) -> Engine:
+        """This process's engine for the current run's folder."""
+        runs = self.current
+        assert isinstance(runs, LocalRuns), "a bridged session has no engine here"
+        return runs.engine
+
+    def workspace_of(self, path: Path | None) -> RunControl:
+        """The runs of the folder holding ``path`` (``cwd`` when none does)."""
+        for root, runs in self.extra.items():
+            if path is not None and path.is_relative_to(root):
+                return runs
+        return self.runs
 
     @property
     def workflow(self) -> str | None:
@@ -117,6 +153,10 @@ class Session:
             )
         self.mode = mode_id
 
+    async def remember(self, run_id: str, root: Path, task: str) -> None:
+        if self.store is not None:
+            await asyncio.to_thread(self.store.add_run, self.id, run_id, root, task)
+
     def new_turn(self) -> tuple[asyncio.Event, asyncio.Event]:
         """Signals for a new prompt turn; an older turn still following the run hands over."""
         self.handover.set()
@@ -129,4 +169,4 @@ class Session:
         self.cancelled.set()
         if self.run_id is None:
             return False
-        return self.engine.workflows.cancel(self.run_id)
+        return self.current.cancel(self.run_id)

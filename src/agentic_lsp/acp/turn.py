@@ -5,7 +5,11 @@
 * the run waits at a review gate → the prompt is the feedback: the stage runs again, told it;
 * the run is working (a prompt sent while an earlier turn follows it) → the prompt is a message
   for the run's next model call, and this turn follows the run from now on (the earlier turn
-  ends).
+  ends);
+* ``/approve`` → the gate the run waits at is approved (also after ``session/load``).
+
+Before a new run the model is checked (within seconds, nothing loaded): when none can answer,
+the prompt fails at once with the provider's problem and its fix, before any indexing wait.
 
 Following streams the run's events as updates (:mod:`.updates`). A review gate becomes a
 permission request carrying the stage's diff: *Approve* goes on, *Revise* ends the turn and asks
@@ -21,18 +25,16 @@ import logging
 from typing import Any
 
 from acp import (
-    start_tool_call,
-    text_block,
-    tool_content,
     update_agent_message_text,
     update_tool_call,
 )
 from acp.schema import PermissionOption, PromptResponse, Usage
 
+from agentic_lsp.acp.replay import closing
 from agentic_lsp.acp.review import review_changeset
+from agentic_lsp.acp.runs import RunControl
 from agentic_lsp.acp.session import Session, TurnCancelled
-from agentic_lsp.acp.updates import PlanBoard, UpdateStream, short
-from agentic_lsp.acp.workspaces import index_settled
+from agentic_lsp.acp.updates import PlanBoard, UpdateStream, gate_call
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.workflows.editor_context import EditorContext
 from agentic_lsp.workflows.events import RunReport
@@ -53,58 +55,111 @@ def tokens(report: RunReport) -> tuple[int, int]:
 
 
 class PromptTurn:
-    def __init__(self, session: Session, text: str, context: EditorContext | None) -> None:
+    """One ``session/prompt``: ``target`` is where a new run runs (the folder of the file the
+    prompt names, else ``cwd``); ``workflow`` a slash command's workflow (else the mode's);
+    ``approve``: the ``/approve`` command (the waiting review gate is approved)."""
+
+    def __init__(
+        self,
+        session: Session,
+        text: str,
+        context: EditorContext | None,
+        target: RunControl | None = None,
+        workflow: str | None = None,
+        approve: bool = False,
+    ) -> None:
         self.session, self.text, self.context = session, text, context
+        self.target = target or session.runs
+        self.explicit = workflow is not None
+        self.workflow = workflow or session.workflow
+        self.approve = approve
         self.cancelled, self.handover = session.new_turn()
         self.plan = PlanBoard()
         self._start = (0, 0)
 
     async def run(self) -> PromptResponse:
-        session, service = self.session, self.session.engine.workflows
-        report = self._current()
-        stream = UpdateStream(session.root, session.client.send, self.plan)
+        session = self.session
+        report = await self._current()
+        live = report is not None and report.status in ("waiting_input", "running")
+        runs = session.current if live else self.target
+        if self.approve and (report is None or report.status != "waiting_input"):
+            raise AgenticError(
+                "no run of this session waits for a review",
+                "/approve answers a review gate; send a task to start a run",
+            )
+        if live and self.explicit:
+            assert report is not None
+            raise AgenticError(
+                f"run {report.run_id} of this session is still {report.status}",
+                "answer or cancel it first; a workflow command starts a new run",
+            )
+        if not live:
+            await self._check_model(runs)
+        stream = UpdateStream(runs.root, session.client.send, self.plan)
         try:
             if report is not None and report.status == "waiting_input":
                 self._start = tokens(report)
-                await self._say(f"Revising stage {self._gate_stage(report)} with your feedback.")
-                await service.respond(report.run_id, REVISE, self.text, stream.sink)
+                if self.approve:
+                    await self._say(f"Approved stage {self._gate_stage(report)}; going on.")
+                    await runs.respond(report.run_id, APPROVE, "", stream.sink)
+                else:
+                    stage = self._gate_stage(report)
+                    await self._say(f"Revising stage {stage} with your feedback.")
+                    await runs.respond(report.run_id, REVISE, self.text, stream.sink)
             elif report is not None and report.status == "running":
                 self._start = tokens(report)
-                service.set_sink(report.run_id, stream.sink)
-                await service.send_message(report.run_id, self.text)
+                await runs.message(report.run_id, self.text, stream.sink)
                 await self._say("Your message will reach the run's next model call.")
             else:
-                if session.engine.state in ("starting", "indexing", "embedding"):
-                    await self._say("Indexing the workspace first…")
-                    if not await index_settled(session.engine):
-                        await self._say("Still indexing; the run starts with what is indexed.")
-                session.run_id = await service.start_run(
-                    self.text, session.workflow, on_event=stream.sink, context=self.context
-                )
+                await self._start_run(runs, stream)
             return await self._follow(stream)
         finally:
             await stream.close()
 
-    def _current(self) -> RunReport | None:
+    async def _check_model(self, runs: RunControl) -> None:
+        """Refuse at once, naming the fix, when no model can serve the run (before any
+        indexing wait: a missing model must not cost the user the index's time first)."""
+        try:
+            await runs.check_model(self.workflow)
+        except AgenticError as exc:
+            raise AgenticError(
+                f"no model can run this workflow: {exc.message}"
+                + (f". To fix it: {exc.hint}" if exc.hint else ""),
+                exc.hint,
+            ) from exc
+
+    async def _start_run(self, runs: RunControl, stream: UpdateStream) -> None:
+        session = self.session
+        if runs.indexing():
+            await self._say("Indexing the workspace first…")
+            if not await runs.settle():
+                await self._say("Still indexing; the run starts with what is indexed.")
+        session.workspace = runs
+        session.run_id = await runs.start(self.text, self.workflow, stream.sink, self.context)
+        if runs.owner_pid is not None:
+            await self._say(
+                f"Run {session.run_id} runs in the agentic-lsp process that owns {runs.root} "
+                f"(pid {runs.owner_pid})."
+            )
+        await session.remember(session.run_id, runs.root, self.text)
+
+    async def _current(self) -> RunReport | None:
         """The report of the session's run, if it has one."""
         run_id = self.session.run_id
         if run_id is None:
             return None
-        try:
-            return self.session.engine.workflows.get_report(run_id)
-        except AgenticError:
-            return None
+        return await self.session.current.report(run_id)
 
     # -- following ------------------------------------------------------------------------------
 
     async def _follow(self, stream: UpdateStream) -> PromptResponse:
-        session, service = self.session, self.session.engine.workflows
+        session, runs = self.session, self.session.current
         run_id = session.run_id
         assert run_id is not None
         while True:
             outcome = await self._wait(run_id)
             if outcome is None:  # a newer prompt follows the run now
-                return self._response("end_turn", service.get_report(run_id))
+                return self._response("end_turn", await runs.report(run_id))
             report = outcome
             if self.cancelled.is_set() or report.status == "cancelled":
                 await stream.close()
@@ -116,7 +171,7 @@ class PromptTurn:
             answer = await self._gate(report)
             if self.cancelled.is_set():
                 session.cancel()
-                report = await service.wait(run_id)
+                report = await runs.wait(run_id, False)
                 await self._say(f"Run {run_id} cancelled; nothing was written.")
                 return self._response("cancelled", report)
             if answer != APPROVE:
@@ -124,15 +179,14 @@ class PromptTurn:
                 stage = self._gate_stage(report)
                 await self._say(
                     f"Stage {stage} waits for your feedback: say what to change in your next "
-                    "message (or cancel the run)."
+                    "message, /approve it, or cancel the run."
                 )
                 return self._response("end_turn", report)
-            await service.respond(run_id, APPROVE, "", stream.sink)
+            await runs.respond(run_id, APPROVE, "", stream.sink)
 
     async def _wait(self, run_id: str) -> RunReport | None:
         """The run's report once it ends or waits at a gate; ``None`` on a hand-over."""
-        service = self.session.engine.workflows
-        waiter = asyncio.ensure_future(service.wait(run_id, until_input=True))
+        waiter = asyncio.ensure_future(self.session.current.wait(run_id, True))
         handover = asyncio.ensure_future(self.handover.wait())
         try:
             await asyncio.wait({waiter, handover}, return_when=asyncio.FIRST_COMPLETED)
@@ -144,19 +198,9 @@ class PromptTurn:
 
     async def _gate(self, report: RunReport) -> str | None:
         """Ask the user about a review gate; the chosen option (``None``: no answer)."""
-        question = report.pending or {}
-        stage = self._gate_stage(report)
-        call_id = f"{report.run_id}-review-{stage}-{len(report.reviews) + 1}"
-        content: list[Any] = [tool_content(text_block(short(question.get("question", ""))))]
-        if question.get("summary"):
-            content.append(tool_content(text_block(short(question["summary"]))))
-        if question.get("diff"):
-            content.append(tool_content(text_block(short(question["diff"], 20000))))
-        await self.session.client.send(
-            start_tool_call(call_id, f"Review stage {stage}", kind="think", status="pending",
-                            content=content, raw_input={"stage": stage,
-                                                        "files": question.get("files", [])})
-        )  # fmt: skip
+        call = gate_call(report.run_id, report.pending or {}, len(report.reviews) + 1)
+        call_id = call.tool_call_id
+        await self.session.client.send(call)
         try:
             answer = await self.session.client.ask(call_id, GATE_OPTIONS, self.cancelled)
         except TurnCancelled:
@@ -170,17 +214,10 @@ class PromptTurn:
         return str((report.pending or {}).get("stage", ""))
 
     async def _finished(self, report: RunReport) -> PromptResponse:
-        lines = [f"Run {report.run_id} ({report.workflow or '?'}) {report.status}."]
-        if report.answer:
-            lines.append(report.answer)
-        for outcome in report.outcomes:
-            if not outcome.ok:
-                lines.append(f"Stage {outcome.stage} failed: {short(outcome.summary, 600)}")
-        if report.error:
-            lines.append(f"Error: {short(report.error, 1000)}")
+        text = closing(report)
         if not report.changeset_id and report.status == "succeeded":
-            lines.append("No change was proposed.")
-        await self._say("\n\n".join(lines))
+            text += "\n\nNo change was proposed."
+        await self._say(text)
         if report.changeset_id:
             try:
                 result = await review_changeset(self.session, report.changeset_id)

@@ -12,6 +12,7 @@
 
 Model-written text is passed through as text content; clients render it, they do not execute
 it. Events come from any thread (:meth:`UpdateStream.sink`); one task sends them in order.
+:class:`EventUpdates` is the translation alone: ``session/load`` replays stored events with it.
 """
 
 from __future__ import annotations
@@ -81,34 +82,15 @@ class PlanBoard:
         return out
 
 
-class UpdateStream:
-    """Turns one run's events into session updates, sent in order by one task."""
+class EventUpdates:
+    """Translates one run's events into session updates, in order (live, or replayed by
+    ``session/load``); it keeps the plan and the open stage tool calls between events."""
 
-    def __init__(self, root: Path, send: Send, plan: PlanBoard) -> None:
-        self.root, self._send, self.plan = root, send, plan
-        self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+    def __init__(self, root: Path, plan: PlanBoard) -> None:
+        self.root, self.plan = root, plan
         self._retrievals = 0
         self._calls: dict[str, str] = {}  # stage -> its open tool call
         self._started = 0
-        self._task = asyncio.create_task(self._forward(), name="agentic-acp-updates")
-
-    def sink(self, event: RunEvent) -> None:
-        self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
-
-    async def close(self) -> None:
-        """Send what is queued, then stop."""
-        self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            await asyncio.wait_for(self._task, timeout=30)
-
-    async def _forward(self) -> None:
-        while (event := await self._queue.get()) is not None:
-            try:
-                for update in self.updates(event):
-                    await self._send(update)
-            except Exception as exc:  # the client went away: keep draining, stop sending
-                log.debug("session update failed: %s", exc)
 
     def updates(self, event: RunEvent) -> list[Any]:
         d, run = event.data, event.run_id
@@ -176,3 +158,49 @@ class UpdateStream:
             locations=locations,
             raw_input={"stage": stage, "queries": list(d.get("queries") or [])},
         )
+
+
+class UpdateStream:
+    """Sends one run's events as session updates, in order, from one task."""
+
+    def __init__(self, root: Path, send: Send, plan: PlanBoard) -> None:
+        self.root, self._send, self.plan = root, send, plan
+        self.translate = EventUpdates(root, plan)
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+        self._task = asyncio.create_task(self._forward(), name="agentic-acp-updates")
+
+    def sink(self, event: RunEvent) -> None:
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
+
+    async def close(self) -> None:
+        """Send what is queued, then stop."""
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(self._task, timeout=30)
+
+    async def _forward(self) -> None:
+        while (event := await self._queue.get()) is not None:
+            try:
+                for update in self.translate.updates(event):
+                    await self._send(update)
+            except Exception as exc:  # the client went away: keep draining, stop sending
+                log.debug("session update failed: %s", exc)
+
+
+def gate_call(run_id: str, question: dict[str, Any], number: int, status: Any = "pending") -> Any:
+    """The tool call showing a review gate's question and the stage's diff."""
+    stage = str(question.get("stage", ""))
+    content: list[Any] = [tool_content(text_block(short(question.get("question", ""))))]
+    if question.get("summary"):
+        content.append(tool_content(text_block(short(question["summary"]))))
+    if question.get("diff"):
+        content.append(tool_content(text_block(short(question["diff"], 20000))))
+    return start_tool_call(
+        f"{run_id}-review-{stage}-{number}",
+        f"Review stage {stage}",
+        kind="think",
+        status=status,
+        content=content,
+        raw_input={"stage": stage, "files": question.get("files", [])},
+    )

@@ -1,11 +1,16 @@
-"""The engines of an ACP connection, one per workspace folder (a session's ``cwd``).
+"""The workspaces of an ACP connection: one per folder (a session's ``cwd`` or an additional
+root), each a :class:`~agentic_lsp.acp.runs.RunControl`.
 
-A folder's engine is opened by the first session for it and shared by every later one; it is
-closed when the connection ends. When a publisher is given (the ``acp`` command passes the MCP
-host, as ``serve`` does), each engine is also served over MCP on localhost, so an
-``agentic-lsp mcp`` launch for the same folder bridges to this process instead of opening the
-index a second time. A folder another live process already serves is refused with the reason:
-bridging an ACP session to that process is not supported.
+A folder's runs are opened by the first session for it and shared by every later one; they are
+closed when the connection ends. One process owns a folder's index, so:
+
+* when another live agentic-lsp process already owns the folder (the editor's server, an
+  ``agentic-lsp mcp`` host: its runtime file, found through the owner port the command line
+  injects), the session bridges to it (:class:`~agentic_lsp.acp.owner.OwnerRuns`): its runs
+  run there, and nothing is indexed here;
+* otherwise the engine is opened here. When a publisher is given (the ``acp`` command passes
+  the MCP host, as ``serve`` does), it is also served over MCP on localhost, so later
+  ``agentic-lsp mcp`` launches and ACP agents for the folder bridge to this process.
 """
 
 from __future__ import annotations
@@ -17,8 +22,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.errors import WorkspaceError
+from agentic_lsp.workspace import workspace_cache_dir
 
 if TYPE_CHECKING:
+    from agentic_lsp.acp.owner import OwnerLink
+    from agentic_lsp.acp.runs import RunControl
     from agentic_lsp.engine import Engine
 
 log = logging.getLogger(__name__)
@@ -56,21 +64,24 @@ class Workspaces:
         self,
         publisher: EnginePublisher | None = None,
         loaded: dict[Path, LoadedSettings] | None = None,
+        owners: OwnerLink | None = None,
     ) -> None:
         self._publisher = publisher
+        self._owners = owners  # finds a folder's owning process and calls its tools
         self._loaded = dict(loaded or {})  # settings read by the command line (--workspace)
-        self._engines: dict[Path, Engine] = {}
+        self._open: dict[Path, RunControl] = {}
         self._lock = asyncio.Lock()
 
-    async def engine(self, root: Path) -> Engine:
+    async def runs(self, root: Path) -> RunControl:
         async with self._lock:  # two sessions for one folder open it once
-            engine = self._engines.get(root)
-            if engine is None:
-                engine = await self._open(root)
-                self._engines[root] = engine
-            return engine
+            runs = self._open.get(root)
+            if runs is None:
+                runs = await self._runs(root)
+                self._open[root] = runs
+            return runs
 
-    async def _open(self, root: Path) -> Engine:
+    async def _runs(self, root: Path) -> RunControl:
+        from agentic_lsp.acp.runs import LocalRuns
         from agentic_lsp.engine import Engine
 
         loaded = self._loaded.get(root)
@@ -78,35 +89,53 @@ class Workspaces:
             loaded = await asyncio.to_thread(load_settings, root)
         for warning in loaded.warnings:
             log.warning("%s", warning)
+        cache_dir = workspace_cache_dir(root, loaded.settings)
+        if self._owners is not None:
+            owner = await asyncio.to_thread(self._owners.find, cache_dir)
+            if owner is not None:
+                return self._bridge(root, cache_dir, owner)
         engine = Engine(root, loaded)
         if self._publisher is not None:
             handle = await self._publisher.publish(root, engine)
-            if handle is None:
-                owner = self._publisher.owners.get(str(root))
-                pid = getattr(owner, "pid", "?")
-                raise WorkspaceError(
-                    f"another agentic-lsp process (pid {pid}) already serves {root}; an ACP "
-                    "session cannot share its index yet",
-                    "stop that process (or the editor's agentic-lsp server) and start the "
-                    "session again, or use agentic-lsp mcp, which bridges to it",
-                )
+            if handle is None:  # another process took the folder meanwhile
+                return self._bridge(root, cache_dir, self._publisher.owners.get(str(root)))
         try:
             await engine.start()
         except BaseException:
             if self._publisher is not None:
                 await self._publisher.withdraw(root)
             raise
-        return engine
+        return LocalRuns(engine)
+
+    def _bridge(self, root: Path, cache_dir: Path, owner: Any) -> RunControl:
+        from agentic_lsp.acp.owner import OwnerRuns
+
+        pid = getattr(owner, "pid", "?")
+        if self._owners is None or owner is None:
+            raise WorkspaceError(
+                f"another agentic-lsp process (pid {pid}) already serves {root}",
+                "stop that process (or the editor's agentic-lsp server) and start the session "
+                "again",
+            )
+        log.info("%s is owned by pid %s: this session's runs run there", root, pid)
+        return OwnerRuns(root, cache_dir, self._owners, owner)
 
     async def close(self) -> None:
-        for root, engine in list(self._engines.items()):
+        from agentic_lsp.acp.owner import OwnerRuns
+        from agentic_lsp.acp.runs import LocalRuns
+
+        for root, runs in list(self._open.items()):
+            if isinstance(runs, OwnerRuns):
+                runs.close()
+                continue
             if self._publisher is not None:
                 await self._publisher.withdraw(root)
             try:
-                await engine.close()
+                if isinstance(runs, LocalRuns):
+                    await runs.engine.close()
             except Exception:
                 log.exception("closing the engine of %s failed", root)
-        self._engines.clear()
+        self._open.clear()
 
 
 INDEX_WAIT_S = 120.0

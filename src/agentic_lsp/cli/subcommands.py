@@ -194,11 +194,12 @@ def acp_stdio(args: argparse.Namespace) -> int:
     from agentic_lsp.acp.launch import AcpOptions, run_acp
     from agentic_lsp.heap import enable_freezing
     from agentic_lsp.mcp.host import McpHost
+    from agentic_lsp.mcp.owner_client import OwnerTools
 
     enable_freezing()  # a long-running server: see agentic_lsp.heap
 
     publisher = None if args.no_mcp_endpoint else McpHost()
-    return run_acp(AcpOptions(publisher=publisher))
+    return run_acp(AcpOptions(publisher=publisher, owners=OwnerTools()))
 
 
 def run(args: argparse.Namespace) -> int:

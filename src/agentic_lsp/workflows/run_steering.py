@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.workflows.events import RunEvent
+from agentic_lsp.workflows.events import RunEvent, RunReport
 from agentic_lsp.workflows.graph import APPROVE, MAX_REVISIONS, REVISE
 from agentic_lsp.workflows.loader import WorkflowCatalog
 from agentic_lsp.workflows.recorder import RunRecorder
@@ -81,6 +81,16 @@ class RunSteering:
         if record is None:
             raise AgenticError(f"no workflow run {run_id!r}", "list runs with listRuns")
         return record
+
+    async def history(self, run_id: str) -> tuple[RunReport, list[RunEvent]]:
+        """A run's report and every event it recorded, in order (a run of this process or of
+        an earlier one), for a client that replays it."""
+        await self.book.recover(self._runs)
+        await self.book.journal.flush()
+        live = self._runs.get(run_id)
+        report = live.report if live is not None else report_from_record(await self._stored(run_id))
+        events = await self.book.journal.call(self.book.journal.store.events, run_id)
+        return report, events
 
     async def list_runs(self, limit: int = 50) -> list[RunStatusInfo]:
         """The newest runs first, from this process and from the store (earlier processes)."""
