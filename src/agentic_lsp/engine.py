@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from agentic_lsp.changes.editor_review import EditorReview
     from agentic_lsp.workflows.ports import IndexPorts, RunPorts
     from agentic_lsp.workflows.run_service import WorkflowService
+    from agentic_lsp.workflows.schema import WorkflowSpec
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +200,26 @@ class Engine:
 
         return WorkflowService(self.run_ports())
 
+    def workflow(self, name: str) -> WorkflowSpec:
+        """The named workflow (the workspace's own first, then the shipped ones), read now.
+
+        Raises :class:`~agentic_lsp.errors.AgenticError` naming the choices for an unknown or
+        invalid one. Opens no index, loads no model, imports no LLM stack: a command checks its
+        arguments with it before doing anything heavy."""
+        from agentic_lsp.workflows.loader import load_catalog
+
+        return load_catalog(self.root).get(name)
+
+    def workflow_mermaid(self, name: str) -> str:
+        """The workflow as mermaid, every optional stage planned (as ``workflows.graph_mermaid``
+        draws a workflow), without the run service and its LLM stack."""
+        from agentic_lsp.workflows.graph import mermaid
+        from agentic_lsp.workflows.planner import StageChoice, assemble_plan
+
+        spec = self.workflow(name)
+        every = {s.id: StageChoice(True, "shown") for s in spec.stages if not s.required}
+        return mermaid(assemble_plan(spec, "(any task)", every))
+
     def run_ports(self) -> RunPorts:
         """The ports a workflow service works on (the index is opened when a run starts)."""
         from agentic_lsp.workflows.ports import RunPorts
@@ -245,12 +266,29 @@ class Engine:
             except Exception:
                 log.exception("index listener failed")
 
-    def sync_blocking(self, progress: ProgressFn | None = None, embed: bool = True) -> IndexSummary:
-        """Full incremental sync in the calling thread (CLI and worker threads)."""
-        self._cancel_sync.clear()
-        return self._sync(progress, embed)
+    def sync_blocking(
+        self, progress: ProgressFn | None = None, embed: bool = True, background: bool = True
+    ) -> IndexSummary:
+        """Full incremental sync in the calling thread (CLI and worker threads).
 
-    def _sync(self, progress: ProgressFn | None, embed: bool) -> IndexSummary:
+        ``background=False`` (one-shot commands): no background embedding is started after
+        it, so closing the engine waits for nothing the summary does not count; the queued
+        vectors are left to a server, or to :meth:`embed_remaining`."""
+        self._cancel_sync.clear()
+        return self._sync(progress, embed, background)
+
+    def embed_remaining(self, summary: IndexSummary, progress: ProgressFn | None = None) -> None:
+        """Embed here, counted in ``summary``, what a server's background would: the queued
+        lanes' file and section vectors and every function's (loads the model)."""
+        self.indexer.embed_remaining(summary, progress, self._cancel_sync.is_set)
+
+    def vectors_pending(self) -> tuple[int, int]:
+        """(files whose vectors wait for the background, functions without a vector)."""
+        return self.indexer.vectors_pending()
+
+    def _sync(
+        self, progress: ProgressFn | None, embed: bool, background: bool = True
+    ) -> IndexSummary:
         def report(p: IndexProgress) -> None:
             self.progress = p
             self.state = "embedding" if p.phase == "embed" else "indexing"
@@ -260,7 +298,7 @@ class Engine:
 
         self.state = "indexing"
         try:
-            summary = self.indexer.sync(report, self._cancel_sync.is_set, embed)
+            summary = self.indexer.sync(report, self._cancel_sync.is_set, embed, background)
         except Exception as exc:
             self.state, self.message = "error", f"indexing failed: {exc}"
             log.exception("indexing failed")

@@ -3,10 +3,15 @@
 Read-only looks (nothing is moved or rebuilt); each returns ``(status, detail, fix)`` with status
 ``"ok"``, ``"warn"`` or ``"FAIL"`` and never raises for an expected problem. Engine-level, so the
 command line asks here instead of reaching into the index.
+
+:func:`embedder_files_health` and ``store_health(probe=False)`` never load the embedding model
+(nor import torch) and send nothing to an embedding server: ``doctor`` answers in about a second.
+:func:`embedder_health` loads the model and embeds one text (``doctor --load-models``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from pathlib import Path
 
@@ -19,6 +24,7 @@ from agentic_lsp.index.embedding.model import (
     is_ollama,
     load_embedder,
     model_dimension,
+    model_folder,
 )
 from agentic_lsp.index.parsing.languages import CODE_LANGUAGES
 from agentic_lsp.index.storage.opening import meta_problem, open_store, recorded_dim
@@ -44,6 +50,38 @@ def embedder_health(spec: str, ollama_host: str = DEFAULT_OLLAMA_HOST) -> tuple[
     return "ok", f"{embedder.model_id}, dim {len(vector)}, loaded in {took:.1f}s", ""
 
 
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.onnx", "onnx/model.onnx")
+_RUNTIME = ("torch", "sentence_transformers")
+
+
+def embedder_files_health(
+    spec: str, ollama_host: str = DEFAULT_OLLAMA_HOST
+) -> tuple[str, str, str]:
+    """What can be told about the embedding model without loading it: its files and dimension
+    (read from its config), whether torch and sentence-transformers are installed (found, not
+    imported). An Ollama embedder is not asked (that would make the server load it)."""
+    later = "not loaded (`agentic-lsp doctor --load-models` loads it and embeds one text)"
+    if is_ollama(spec):
+        return "ok", f"{embedding_model_id(spec)} on Ollama at {ollama_host}; {later}", ""
+    try:
+        folder = model_folder(spec)
+        dim = model_dimension(spec, ollama_host)
+    except EmbedderUnavailable as exc:
+        return "FAIL", exc.message, exc.hint
+    except (OSError, ValueError) as exc:
+        return "FAIL", f"cannot read the model's config in {spec}: {exc}", "reinstall the model"
+    if not any((folder / name).is_file() for name in _WEIGHTS):
+        return "FAIL", f"no model weights in {folder}", "reinstall the model package"
+    missing = [name for name in _RUNTIME if importlib.util.find_spec(name) is None]
+    if missing:
+        return (
+            "FAIL",
+            f"{', '.join(missing)} not installed: dense search is unavailable",
+            "install agentic-lsp with its dependencies (make install)",
+        )
+    return "ok", f"{embedding_model_id(spec)}, dim {dim}, files in {folder}; {later}", ""
+
+
 def grammar_health() -> tuple[str, str, str]:
     """Whether every bundled tree-sitter grammar loads."""
     from tree_sitter_language_pack import get_parser
@@ -63,15 +101,22 @@ def grammar_health() -> tuple[str, str, str]:
     return "ok", f"{len(GRAMMARS)} bundled grammars load", ""
 
 
-def store_health(workspace: Path, settings: Settings) -> tuple[str, str, str]:
-    """(status, detail, fix) for the doctor table. Never raises."""
+def store_health(
+    workspace: Path, settings: Settings, *, probe: bool = True
+) -> tuple[str, str, str]:
+    """(status, detail, fix) for the doctor table. Never raises. ``probe=False``: a remote
+    (Ollama) embedder's dimension is taken from the store's meta instead of asking the server."""
     idx = settings.index
     model_id = embedding_model_id(idx.embedding_model)
     store_dir = workspace_cache_dir(workspace, settings) / "store"
     try:
+        if not probe and is_ollama(idx.embedding_model):
+            raise EmbedderUnavailable(f"{model_id} was not asked", "run doctor --load-models")
         dim = model_dimension(idx.embedding_model, settings.llm.ollama_host)
     except EmbedderUnavailable as exc:  # a remote embedder that is down: trust the store's meta
         recorded = recorded_dim(store_dir, model_id) if idx.store == "edge" else None
+        if recorded is None and not store_dir.exists() and idx.store == "edge":
+            return "ok", f"embedded Qdrant Edge; no index yet (will be at {store_dir})", ""
         if recorded is None:
             return "warn", f"cannot check the index store: {exc.message}", exc.hint
         dim = recorded

@@ -65,10 +65,11 @@ def test_run_prints_the_diff_and_leaves_the_changeset_pending_until_accept(
     assert "[SCRIPTED: a test double, not a real model]" in err
     assert "> edit (attempt 1 of 1)" in err and "edit -> DONE (success)" in err
     assert "run succeeded" in err
-    match = re.search(r"Accept it later with `agentic-lsp run --accept (\w+) -w", err)
+    match = re.search(r"accept it with `agentic-lsp changesets accept (\w+) -w", err)
     assert match, err
+    assert f"`agentic-lsp changesets show {match.group(1)} -w {workspace}`" in err
     assert cart.read_text() == before
-    assert main(["run", "--accept", match.group(1), "-w", str(workspace)]) == 0
+    assert main(["run", "--accept", match.group(1), "-w", str(workspace)]) == 0  # still works
     assert "round(sum(" in cart.read_text()
     assert f"accepted changeset {match.group(1)}: wrote shop/cart.py" in capsys.readouterr().err
 

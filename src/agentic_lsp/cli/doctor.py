@@ -1,15 +1,19 @@
 """``agentic-lsp doctor``: check everything a user needs and print what to do about each problem.
 
 Each check returns a :class:`Check`; a failing check never stops the others. Exit status is 1 when
-any check failed (warnings do not count), so scripts can gate on it.
+any check failed (warnings do not count), so scripts can gate on it; ``--json`` prints the same
+checks as one JSON object. No model is loaded (about a second): the embedding model's files,
+dimension and runtime are checked without importing torch, the LLM provider's settings without
+loading weights; ``--load-models`` also loads the embedding model and embeds one text.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from agentic_lsp import __version__
@@ -123,13 +127,13 @@ def check_sampling(loaded: LoadedSettings) -> Check:
     return Check("sampling", OK, f"{capabilities(model).describe()} ({provider})")
 
 
-def check_embedder(loaded: LoadedSettings) -> Check:
-    from agentic_lsp.health import embedder_health
+def check_embedder(loaded: LoadedSettings, load: bool = False) -> Check:
+    """The embedding model's files and runtime; with ``load`` the model itself (seconds)."""
+    from agentic_lsp.health import embedder_files_health, embedder_health
 
     settings = loaded.settings
-    return Check(
-        "embeddings", *embedder_health(settings.index.embedding_model, settings.llm.ollama_host)
-    )
+    health = embedder_health if load else embedder_files_health
+    return Check("embeddings", *health(settings.index.embedding_model, settings.llm.ollama_host))
 
 
 def check_grammars() -> Check:
@@ -138,10 +142,10 @@ def check_grammars() -> Check:
     return Check("grammars", *grammar_health())
 
 
-def check_store(workspace: Path, loaded: LoadedSettings) -> Check:
+def check_store(workspace: Path, loaded: LoadedSettings, probe: bool = False) -> Check:
     from agentic_lsp.health import store_health
 
-    return Check("index store", *store_health(workspace, loaded.settings))
+    return Check("index store", *store_health(workspace, loaded.settings, probe=probe))
 
 
 def check_git(workspace: Path) -> Check:
@@ -194,7 +198,7 @@ def _guarded(name: str, fn: Callable[[], Check]) -> Check:
         return Check(name, FAIL, f"check crashed: {type(exc).__name__}: {exc}", "report a bug")
 
 
-def run_checks(workspace: Path) -> list[Check]:
+def run_checks(workspace: Path, load_models: bool = False) -> list[Check]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     checks = [check_python()]
     config_check, loaded = check_config(workspace)
@@ -204,8 +208,8 @@ def run_checks(workspace: Path) -> list[Check]:
         checks.append(_guarded("ollama", lambda: check_ollama(loaded)))
         checks.append(_guarded("local models", lambda: check_local_models(loaded)))
         checks.append(_guarded("sampling", lambda: check_sampling(loaded)))
-        checks.append(_guarded("embeddings", lambda: check_embedder(loaded)))
-        checks.append(_guarded("index store", lambda: check_store(workspace, loaded)))
+        checks.append(_guarded("embeddings", lambda: check_embedder(loaded, load_models)))
+        checks.append(_guarded("index store", lambda: check_store(workspace, loaded, load_models)))
     checks.append(_guarded("grammars", check_grammars))
     checks.append(_guarded("git", lambda: check_git(workspace)))
     checks.append(_guarded("sandbox", lambda: check_sandbox(loaded)))
@@ -216,16 +220,27 @@ def run_checks(workspace: Path) -> list[Check]:
     return checks
 
 
-def run_doctor(workspace: Path) -> int:
+def run_doctor(workspace: Path, *, as_json: bool = False, load_models: bool = False) -> int:
     workspace = workspace.resolve()
-    print(f"agentic-lsp {__version__} doctor — workspace {workspace}")
-    checks = run_checks(workspace)
+    if not as_json:
+        print(f"agentic-lsp {__version__} doctor — workspace {workspace}", flush=True)
+    checks = run_checks(workspace, load_models)
+    failed = [c for c in checks if c.status == FAIL]
+    warned = [c for c in checks if c.status == WARN]
+    if as_json:
+        report = {
+            "version": __version__,
+            "workspace": str(workspace),
+            "checks": [asdict(c) for c in checks],
+            "failed": len(failed),
+            "warnings": len(warned),
+        }
+        print(json.dumps(report, indent=2))
+        return 1 if failed else 0
     width = max(len(c.name) for c in checks)
     for check in checks:
         print(f"[{check.status:^4}] {check.name:<{width}}  {check.detail}")
         if check.fix:
             print(f"       {'':<{width}}  fix: {check.fix}")
-    failed = [c for c in checks if c.status == FAIL]
-    warned = [c for c in checks if c.status == WARN]
     print(f"{len(checks)} checks: {len(failed)} failed, {len(warned)} warnings")
     return 1 if failed else 0

@@ -77,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--host", help="address to bind with --http (default: mcp.http_host)")
     mcp.add_argument(
+        "--tools",
+        choices=("search", "workflows", "all"),
+        help="the tools listed to the client: search (find, navigate, read), workflows (runs "
+        "and changesets) or all (default: mcp.tools, search)",
+    )
+    mcp.add_argument(
         "--allow-non-loopback",
         action="store_true",
         help="allow --host to be an address other machines can reach (logs a warning)",
@@ -96,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     index = sub.add_parser("index", help="index a workspace and print a summary")
     index.add_argument("path", type=Path, nargs="?", default=Path.cwd(), help="workspace root")
     index.add_argument("--no-embed", action="store_true", help="lexical + symbols only")
+    index.add_argument(
+        "--all-vectors",
+        action="store_true",
+        help="also embed the test/doc lanes and every function now (a running server does "
+        "this in the background; without it they are counted as waiting)",
+    )
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
     index.set_defaults(handler=_cmd_index)
 
@@ -131,8 +143,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor = sub.add_parser("doctor", help="check Ollama, models, store and grammars")
     _workspace_arg(doctor)
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    doctor.add_argument(
+        "--load-models",
+        action="store_true",
+        help="also load the embedding model and embed one text (seconds; default: files only)",
+    )
     doctor.set_defaults(handler=_cmd_doctor)
 
+    from agentic_lsp.cli.changesets_cmd import add_parser as changesets_parser
+
+    changesets_parser(sub, _cmd_changesets)
     _setup_parser(sub)
 
     trust = sub.add_parser(
@@ -255,7 +276,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from agentic_lsp.cli.doctor import run_doctor
 
-    return run_doctor(args.workspace)
+    return run_doctor(args.workspace, as_json=args.json, load_models=args.load_models)
+
+
+def _cmd_changesets(args: argparse.Namespace) -> int:
+    from agentic_lsp.cli.changesets_cmd import changesets
+    from agentic_lsp.cli.subcommands import _settings, _workspace, err
+
+    root = _workspace(args.workspace)
+    return changesets(args, root, _settings(root, args), err)
 
 
 def _cmd_trust(args: argparse.Namespace) -> int:

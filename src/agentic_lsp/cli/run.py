@@ -1,6 +1,10 @@
 """``agentic-lsp run``: index, run a workflow with live progress on stderr, print the diff (or
 the answer) on stdout, then accept (``--yes`` or a y/n prompt on a terminal) or leave the
-changeset pending and say how to accept it later (``--accept ID``)."""
+changeset pending and say how to review it later (``agentic-lsp changesets``).
+
+Arguments and the workflow's name are checked before anything heavy: an unknown workflow, a
+missing task and ``--show-graph`` answer without indexing, loading a model or importing the
+LLM stack (langchain); only a run that will start does those."""
 
 from __future__ import annotations
 
@@ -16,7 +20,6 @@ from rich.console import Console
 from agentic_lsp.agents.repair_evidence import describe_evidence
 from agentic_lsp.config import LoadedSettings
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.llm.metering import describe_usage
 from agentic_lsp.workflows.events import RunEvent, RunReport
 
 _MARK = {True: "ok", False: "FAILED"}
@@ -78,6 +81,8 @@ class EventPrinter:
         elif kind == "message" and d.get("status") == "delivered":
             self.line(f"  your message {d['id']} reached {d['stage']}/{d['role']}")
         elif kind == "run_finished":
+            from agentic_lsp.llm.metering import describe_usage  # the LLM stack: once a run ran
+
             extra = f": {d['error']}" if d.get("error") else ""
             self.line(f"run {d['status']}{extra}")
             self.line(f"tokens: {describe_usage(d.get('usage') or {})}")
@@ -150,20 +155,12 @@ def _ask_review(stage: str) -> tuple[str, str] | None:
 
 
 def _accept(root: Path, loaded: LoadedSettings, changeset_id: str, err: Console) -> int:
-    from agentic_lsp.engine import Engine
+    from agentic_lsp.cli.changesets_cmd import changesets
 
-    engine = Engine(root, loaded)
-    outcome = engine.changes.accept_on_disk(
-        changeset_id, commit=loaded.settings.changes.commit_on_accept
+    args = argparse.Namespace(
+        changesets_command="accept", id=changeset_id, path=None, hunk=None, json=False
     )
-    written = ", ".join(outcome.written) or "nothing"
-    commit = f"; committed {outcome.commit_id[:10]}" if outcome.commit_id else ""
-    err.print(
-        f"accepted changeset {changeset_id}: wrote {written}{commit}", markup=False, soft_wrap=True
-    )
-    for note in outcome.notes:
-        err.print(f"note: {note}", markup=False, soft_wrap=True)
-    return 0
+    return changesets(args, root, loaded, err)
 
 
 def _confirm(prompt: str) -> bool:
@@ -182,11 +179,13 @@ def run_command(
 ) -> int:
     if args.accept:
         return _accept(root, loaded, args.accept, err)
+    from agentic_lsp.engine import Engine
+
+    if args.workflow:  # an unknown name fails here, before indexing or any model
+        Engine(root, loaded).workflow(args.workflow)
     if not args.task:
         if args.show_graph and args.workflow:
-            from agentic_lsp.engine import Engine
-
-            print(Engine(root, loaded).workflows.graph_mermaid(args.workflow))
+            print(Engine(root, loaded).workflow_mermaid(args.workflow))
             return 0
         raise AgenticError(
             "no task given",
@@ -201,7 +200,6 @@ def run_command(
     if report.changeset_id is None:
         return 0 if report.status == "succeeded" else 1
     from agentic_lsp.changes.patch import changeset_diff
-    from agentic_lsp.engine import Engine
 
     engine = Engine(root, loaded)
     changeset = engine.changes.get(report.changeset_id)
@@ -214,8 +212,9 @@ def run_command(
     if accept:
         return _accept(root, loaded, changeset.id, err)
     err.print(
-        f"changeset {changeset.id} is pending; nothing was written. Accept it later with "
-        f"`agentic-lsp run --accept {changeset.id} -w {root}` or from your editor.",
+        f"changeset {changeset.id} is pending; nothing was written. Review it later with "
+        f"`agentic-lsp changesets show {changeset.id} -w {root}`, accept it with "
+        f"`agentic-lsp changesets accept {changeset.id} -w {root}` or from your editor.",
         markup=False,
         soft_wrap=True,
     )

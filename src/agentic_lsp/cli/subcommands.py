@@ -29,6 +29,20 @@ def _workspace(path: Path) -> Path:
     return root
 
 
+def _project(path: Path, command: str) -> Path:
+    """:func:`_workspace`, refusing the disk's root and the home folder as the MCP launch does
+    (its rule, :func:`agentic_lsp.mcp.launch.check_workspace`): indexing them crawls the disk."""
+    from agentic_lsp.mcp.launch import check_workspace
+
+    root = _workspace(path)
+    try:
+        check_workspace(root)
+    except AgenticError as exc:
+        hint = f"pass the project folder: agentic-lsp {command} /path/to/project"
+        raise WorkspaceError(exc.message, hint) from None
+    return root
+
+
 def _settings(root: Path, args: argparse.Namespace) -> LoadedSettings:
     loaded = load_settings(root)
     if args.log_level is None and loaded.source_of("log_level") != "default":
@@ -68,6 +82,15 @@ class _ProgressBar:
         self._bar.update(task, completed=p.done, total=p.total, rate=p.rate)
 
 
+_TIME_ROWS = {
+    "open": "time: open (index state)",
+    "total": "time: sync",
+    "embed_rest": "time: remaining vectors",
+    "close": "time: close (save state)",
+    "command": "time: whole command",
+}
+
+
 def _summary_table(root: Path, summary: IndexSummary) -> Table:
     table = Table(title=f"index of {root}", show_header=False)
     table.add_column("what")
@@ -81,6 +104,8 @@ def _summary_table(root: Path, summary: IndexSummary) -> Table:
         ("removed", summary.removed),
         ("vectors embedded", summary.embedded),
         ("vectors reused (cache)", summary.embed_reused),
+        ("files waiting for vectors", summary.deferred),
+        ("functions without vectors", summary.functions_pending),
         ("files with syntax errors", summary.parse_errors),
         ("secrets redacted", summary.redactions),
     ]
@@ -89,25 +114,50 @@ def _summary_table(root: Path, summary: IndexSummary) -> Table:
     for reason, count in sorted(summary.skipped.items()):
         table.add_row(f"skipped: {reason}", str(count))
     for phase, seconds in summary.timings.items():
-        table.add_row(f"time: {phase}", f"{seconds:.2f}s")
+        table.add_row(_TIME_ROWS.get(phase, f"time: {phase}"), f"{seconds:.2f}s")
     return table
 
 
 def index(args: argparse.Namespace) -> int:
+    """Sync the index and print what it did and where every second went: opening the state,
+    the sync's phases, the remaining vectors (``--all-vectors``) and closing are all rows, and
+    "whole command" is the wall time of all of them. Without ``--all-vectors`` nothing runs
+    after the sync: the test/doc lanes' and the functions' vectors are counted as waiting (a
+    server embeds them in the background)."""
+    import time
+
     from agentic_lsp.engine import Engine
 
-    root = _workspace(args.path)
+    started = time.perf_counter()
+    root = _project(args.path, "index")
     engine = Engine(root, _settings(root, args))
     engine.open()
+    opened = time.perf_counter() - started
+    embed = not args.no_embed
     try:
         with _ProgressBar(enabled=err.is_terminal and not args.json) as bar:
-            summary = engine.sync_blocking(bar, embed=not args.no_embed)
+            summary = engine.sync_blocking(bar, embed=embed, background=False)
+            if embed and args.all_vectors and not summary.cancelled:
+                engine.embed_remaining(summary, bar)
+        summary.deferred, summary.functions_pending = engine.vectors_pending()
     finally:
+        closing = time.perf_counter()
         engine.close_blocking()
+    summary.timings["open"] = opened
+    summary.timings["close"] = time.perf_counter() - closing
+    summary.timings["command"] = time.perf_counter() - started
+    if summary.deferred or summary.functions_pending:
+        summary.notes.append(
+            f"{summary.deferred} files and {summary.functions_pending} functions wait for "
+            "vectors: a running server embeds them in the background; "
+            "`agentic-lsp index --all-vectors` embeds them now"
+        )
     if args.json:
         print(json.dumps(asdict(summary), indent=2))
     else:
         out.print(_summary_table(root, summary))
+        for note in summary.notes:
+            err.print(f"note: {note}", markup=False)
         if summary.cancelled:
             out.print("indexing was cancelled; run the command again to finish")
     return 0 if not summary.cancelled else 1
@@ -183,6 +233,7 @@ def mcp_stdio(args: argparse.Namespace) -> int:
         http_port=getattr(args, "http", None),
         host=getattr(args, "host", None),
         allow_non_loopback=getattr(args, "allow_non_loopback", False),
+        tools=getattr(args, "tools", None),
     )
     return run_mcp(options)
 

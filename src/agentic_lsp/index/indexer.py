@@ -158,7 +158,11 @@ class Indexer(DenseVectors):
         progress: ProgressFn | None = None,
         cancel: CancelFn | None = None,
         embed: bool = True,
+        background: bool = True,
     ) -> IndexSummary:
+        """``embed``: the eager lanes' file vectors now, the rest queued; ``background``: start
+        the worker for the queue and the functions (a one-shot command passes False: it would
+        wait for work its summary does not show; a server or :meth:`embed_remaining` does it)."""
         cancel = cancel or _never
         summary = IndexSummary()
         started = time.perf_counter()
@@ -189,8 +193,8 @@ class Indexer(DenseVectors):
             except Cancelled:
                 summary.cancelled = True
             else:
-                # Functions follow in the background, the files just parsed first.
-                self.schedule_function_vectors(parsed)
+                if background:  # functions follow in the background, the files just parsed first
+                    self.schedule_function_vectors(parsed)
         if summary.parsed or summary.removed or summary.embedded or summary.embed_reused:
             self.store.flush()
         if not summary.cancelled:

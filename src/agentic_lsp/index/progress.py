@@ -62,6 +62,7 @@ class IndexSummary:
     embedded: int = 0  # vectors computed by the model in this run
     embed_reused: int = 0  # vectors taken from the content-hash cache
     deferred: int = 0  # files whose file/section vectors the background embeds after the sync
+    functions_pending: int = 0  # functions without a vector (set by commands that count them)
     redactions: int = 0
     parse_errors: int = 0  # files with syntax errors (indexed best-effort)
     skipped: dict[str, int] = field(default_factory=dict)

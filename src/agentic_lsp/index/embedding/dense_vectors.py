@@ -166,6 +166,40 @@ class DenseVectors(ModelAccess):
                     )
         return True
 
+    def vectors_pending(self) -> tuple[int, int]:
+        """(files whose file or section vectors are queued, functions without a vector)."""
+        return self.deferred_count(), self.store.count("functions", Where(has_dense=False))
+
+    def embed_remaining(
+        self, summary: IndexSummary, progress: ProgressFn | None, cancel: CancelFn
+    ) -> None:
+        """The background worker's work, in the calling thread and counted in ``summary``
+        (``embedded``/``embed_reused``, ``timings["embed_rest"]``): the queued lanes' file and
+        section vectors, then every function still without a vector."""
+        started = time.perf_counter()
+        hits, misses = self.cache_counters()
+        files, _ = self.vectors_pending()
+        clock = PhaseClock("vectors", files, progress)
+        while self._embed_deferred_batch():
+            if cancel():
+                raise Cancelled("embedding cancelled")
+            clock.tick(files - self.deferred_count(), "files and sections")
+        paths = sorted(
+            {
+                str(h.payload["path"])
+                for h in self.store.scroll("functions", Where(has_dense=False), fields=("path",))
+            }
+        )
+        clock = PhaseClock("functions", len(paths), progress)
+        for done, path in enumerate(paths, start=1):
+            self.ensure_function_vectors([path], cancel)
+            clock.tick(done, path)
+        now_hits, now_misses = self.cache_counters()
+        summary.embedded += now_misses - misses
+        summary.embed_reused += now_hits - hits
+        summary.deferred = self.deferred_count()
+        summary.timings["embed_rest"] = time.perf_counter() - started
+
     def _parseable_now(self, paths: Sequence[str]) -> list[str]:
         """``paths`` without files too big to parse on a query's path (queued instead)."""
         kept: list[str] = []

