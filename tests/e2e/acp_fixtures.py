@@ -22,6 +22,7 @@ from acp.schema import (
     ClientCapabilities,
     DeniedOutcome,
     FileSystemCapabilities,
+    InitializeResponse,
     ReadTextFileResponse,
     RequestPermissionResponse,
     WriteTextFileResponse,
@@ -113,14 +114,14 @@ class RecordingClient:
 
 
 @contextlib.asynccontextmanager
-async def acp_agent(
-    root: Path, client: RecordingClient
-) -> AsyncIterator[tuple[ClientSideConnection, str]]:
-    """``agentic-lsp acp`` for ``root``: an initialized connection and a session for ``root``."""
-    env = server_env(root.parent)
+async def acp_process(
+    root: Path, client: RecordingClient, env: dict[str, str] | None = None
+) -> AsyncIterator[tuple[ClientSideConnection, InitializeResponse]]:
+    """``agentic-lsp acp`` started in ``root`` (``env``: extra variables), initialized."""
     args = ("-m", "agentic_lsp", "acp", "--no-mcp-endpoint")
     log = (root.parent / "acp-agent.log").open("ab")
     transport = {"stderr": log, "shutdown_timeout": 30.0}
+    env = {**server_env(root.parent), **(env or {})}
     async with spawn_agent_process(
         client, sys.executable, *args, env=env, cwd=root, transport_kwargs=transport
     ) as (conn, _process):
@@ -131,9 +132,25 @@ async def acp_agent(
             WAIT_S,
         )
         assert init.protocol_version == PROTOCOL_VERSION
-        session = await asyncio.wait_for(conn.new_session(cwd=str(root), mcp_servers=[]), WAIT_S)
-        yield conn, session.session_id
+        yield conn, init
     log.close()
+
+
+@contextlib.asynccontextmanager
+async def acp_agent(
+    root: Path,
+    client: RecordingClient,
+    env: dict[str, str] | None = None,
+    additional: list[Path] | None = None,
+) -> AsyncIterator[tuple[ClientSideConnection, str]]:
+    """``agentic-lsp acp`` for ``root``: an initialized connection and a session for ``root``
+    (and the ``additional`` roots)."""
+    async with acp_process(root, client, env) as (conn, _init):
+        extra = [str(p) for p in additional] if additional else None
+        session = await asyncio.wait_for(
+            conn.new_session(cwd=str(root), mcp_servers=[], additional_directories=extra), WAIT_S
+        )
+        yield conn, session.session_id
 
 
 async def prompt(conn: ClientSideConnection, session_id: str, text: str) -> Any:
