@@ -181,6 +181,8 @@ class MCPSettings(_Section):
     http_port: int | None = Field(None, ge=0, le=65535)
     allowed_origins: list[str] = Field(default_factory=list)
     max_body_bytes: int = Field(1_000_000, ge=1_000)
+    # The tools a stdio launch lists (agentic_lsp.mcp.tool_list): search, workflows or all.
+    tools: Literal["search", "workflows", "all"] = "search"
 
 
 class WorkflowSettings(_Section):

@@ -91,6 +91,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "mcp.http_port": ("user", _MCP),
     "mcp.allowed_origins": ("user", _MCP),
     "mcp.max_body_bytes": ("user", _MCP),
+    "mcp.tools": ("user", "decides which tools the user's MCP clients offer their model"),
     # workflows (the test command only ever runs inside the sandbox)
     "workflows.test_command": ("repo", ""),
     "workflows.test_timeout_s": ("repo", ""),

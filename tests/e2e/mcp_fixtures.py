@@ -23,6 +23,7 @@ import pygit2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
+from mcp_structured import check_structured
 from scripted_workflow import install_workflow, search_replace
 
 from agentic_lsp.changes.changeset import Changeset, ProposedEdit, build_changeset
@@ -123,10 +124,13 @@ def cache_dir(root: Path) -> Path:
     return workspace_cache_dir(root, trusted_settings(root).settings)
 
 
-def stdio_params(root: Path, env: Mapping[str, str]) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "agentic_lsp", "mcp", "-w", str(root)], env=dict(env)
-    )
+def stdio_params(
+    root: Path, env: Mapping[str, str], tools: str | None = None
+) -> StdioServerParameters:
+    """``agentic-lsp mcp -w root`` (with ``--tools`` when given) as the client starts it."""
+    profile = ["--tools", tools] if tools else []
+    args = ["-m", "agentic_lsp", "mcp", "-w", str(root), *profile]
+    return StdioServerParameters(command=sys.executable, args=args, env=dict(env))
 
 
 def start_http_host(
@@ -187,7 +191,10 @@ def text_of(result: CallToolResult) -> str:
 
 
 def ok(result: CallToolResult) -> CallToolResult:
+    """``result`` once it is known to be a success whose structured content holds the
+    repository text of its text reply (:func:`mcp_structured.check_structured`)."""
     assert not result.is_error, text_of(result)
+    check_structured(result)
     return result
 
 

@@ -33,6 +33,7 @@ from mcp_fixtures import (
 
 from agentic_lsp.changes.changeset import ProposedEdit
 from agentic_lsp.mcp.runtime import RuntimeInfo
+from agentic_lsp.mcp.tool_list import SEARCH_TOOLS, WORKFLOW_TOOLS
 
 TOOLS = {
     "search_code", "search_files", "find_symbol", "find_definition", "find_references",
@@ -134,7 +135,7 @@ async def test_every_read_tool_over_http(host: Host) -> None:
         files = ok(await client.call_tool("search_files", {"query": "calculator total"}))
         assert "src/calc.py" in [r["path"] for r in files.structured_content["results"]]
 
-        symbols = ok(await client.call_tool("find_symbol", {"query": "addNum"}))
+        symbols = ok(await client.call_tool("find_symbol", {"name": "addNum"}))
         assert symbols.structured_content["results"][0]["qualname"] == "add_numbers"
 
         by_name = ok(await client.call_tool("find_definition", {"name": "Calculator.total"}))
@@ -180,7 +181,7 @@ async def test_pagination_and_bad_arguments(host: Host) -> None:
         assert second and not first & second
         bad = await client.call_tool("search_code", {"query": "x", "limit": 500})
         assert bad.is_error
-        cursor_error = await client.call_tool("find_symbol", {"query": "a", "cursor": "zzz"})
+        cursor_error = await client.call_tool("find_symbol", {"name": "a", "cursor": "zzz"})
         assert cursor_error.is_error and "invalid cursor" in text_of(cursor_error)
         assert not (await client.call_tool("index_status", {})).is_error
 
@@ -295,12 +296,29 @@ async def test_stdio_launch_bridges_to_the_host(host: Host, mode: str) -> None:
     async with Client(stdio_params(host.root, host.env), mode=mode) as client:
         status = ok(await client.call_tool("index_status", {})).structured_content
         assert status["pid"] == host.proc.pid  # the host answers: one engine, one index
-        symbols = ok(await client.call_tool("find_symbol", {"query": "Calculator"}))
+        symbols = ok(await client.call_tool("find_symbol", {"name": "Calculator"}))
         assert symbols.structured_content["results"][0]["path"] == "src/calc.py"
         refused = await client.call_tool("read_file", {"path": "../outside.txt"})
         assert refused.is_error
     files = list((host.root.parent / "cache").glob("**/mcp-endpoint.json"))
     assert len(files) == 1 and json.loads(files[0].read_text())["pid"] == host.proc.pid
+
+
+@pytest.mark.parametrize(
+    ("tools", "listed"),
+    [(None, SEARCH_TOOLS), ("workflows", WORKFLOW_TOOLS), ("all", TOOLS)],
+)
+async def test_a_bridged_launch_lists_its_own_profile(
+    host: Host, tools: str | None, listed: set[str]
+) -> None:
+    async with Client(stdio_params(host.root, host.env, tools)) as client:
+        assert {t.name for t in (await client.list_tools()).tools} == set(listed)
+        prompts = (await client.list_prompts()).prompts
+        assert bool(prompts) == ("run_workflow" in listed)
+        instructions = client.instructions or ""
+        assert ("run_workflow" in instructions) == ("run_workflow" in listed)
+        status = ok(await client.call_tool("index_status", {})).structured_content
+        assert status["pid"] == host.proc.pid  # an unlisted tool still answers
 
 
 def test_second_http_host_is_refused(host: Host) -> None:

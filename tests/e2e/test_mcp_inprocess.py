@@ -80,7 +80,7 @@ async def test_embedded_server_lifecycle(engine: Engine) -> None:
         async with httpx.AsyncClient() as raw:
             assert (await raw.post(handle.url, json={})).status_code == 401
         async with http_client(info) as client:
-            found = ok(await client.call_tool("find_symbol", {"query": "Calculator"}))
+            found = ok(await client.call_tool("find_symbol", {"name": "Calculator"}))
             assert found.structured_content["results"][0]["path"] == "src/calc.py"
             outline = ok(await client.call_tool("document_symbols", {"path": "src/greet.py"}))
             assert "greet" in text_of(outline)
@@ -143,7 +143,7 @@ async def test_engine_not_open_yet_is_reported_not_crashed(tmp_path: Path) -> No
     try:
         assert handle.runtime_file == runtime_path(unopened.cache_dir)
         async with http_client(handle) as client:
-            result = await client.call_tool("find_symbol", {"query": "greet"})
+            result = await client.call_tool("find_symbol", {"name": "greet"})
             assert result.is_error and "still opening" in text_of(result)
             await asyncio.to_thread(unopened.open)
             ok(await client.call_tool("index_status", {}))

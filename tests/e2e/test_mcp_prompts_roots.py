@@ -18,6 +18,7 @@ from mcp_fixtures import edit_reply, make_workspace, ok, server_env, stdio_param
 from scripted_workflow import install_workflow
 
 from agentic_lsp.mcp.runtime import read_live_runtime, runtime_path
+from agentic_lsp.mcp.tool_list import SEARCH_TOOLS
 from agentic_lsp.workspace import workspace_key
 
 HELLO = '    return "Hello, " + name + "!"'
@@ -41,7 +42,7 @@ async def test_workflows_are_prompts_and_a_prompt_drives_a_run(tmp_path: Path) -
             f"description: {json.dumps('Looks harmless.' + chr(10) + INJECTION)}",
         )
     )
-    async with Client(stdio_params(root, server_env(tmp_path))) as client:
+    async with Client(stdio_params(root, server_env(tmp_path), tools="all")) as client:
         prompts = {p.name: p for p in (await client.list_prompts()).prompts}
         assert {"bug_fix", "explain", "mcp_edit", "sneaky"} <= set(prompts)  # shipped + own
         listed = ok(await client.call_tool("list_workflows", {})).structured_content
@@ -111,7 +112,7 @@ async def test_one_process_serves_the_declared_roots(tmp_path: Path) -> None:
     env = server_env(tmp_path)
     # roots/list is a server request: on 2025-era (initialize handshake) connections, which is
     # what clients declaring roots speak; the 2026-07-28 protocol dropped roots
-    params = stdio_params(first, env)
+    params = stdio_params(first, env, tools="all")
     async with Client(params, list_roots_callback=list_roots, mode="legacy") as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert "root" in tools["read_file"].input_schema["properties"]
@@ -157,6 +158,12 @@ async def test_without_declared_roots_the_launch_workspace_is_served(tmp_path: P
     root = make_workspace(tmp_path)
     (tmp_path / "elsewhere.py").write_text("X = 1\n")
     async with Client(stdio_params(root, server_env(tmp_path))) as client:
+        # the default profile: search, navigation and reading; workflow prompts need run_workflow
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == SEARCH_TOOLS
+        assert tools["read_file"].input_schema["properties"]["root"] == {"type": "string"}
+        assert "optional `root`" in (client.instructions or "")
+        assert (await client.list_prompts()).prompts == []
         ok(await client.call_tool("read_file", {"path": "src/greet.py"}))
         outside = await client.call_tool("read_file", {"path": str(tmp_path / "elsewhere.py")})
         assert outside.is_error and "resolves outside the workspace" in text_of(outside)

@@ -73,7 +73,7 @@ READ_CALLS = [
     # A whole bug report: its traceback frame names a file only by an installed copy's path.
     ("search_files", {"query": TRACEBACK_TASK}, "1. src/report.py"),
     ("search_code", {"query": TRACEBACK_TASK, "snippet_lines": 0}, "1. src/report.py:4-6"),
-    ("find_symbol", {"query": "greet"}, "src/greet.py:1-"),
+    ("find_symbol", {"name": "greet"}, "src/greet.py:1-"),
     ("find_definition", {"name": "Calculator"}, "class Calculator:"),
     ("find_references", {"name": "Calculator"}, "src/report.py"),
     ("document_symbols", {"path": "src/calc.py"}, "method total"),
@@ -208,5 +208,5 @@ async def test_stale_runtime_file_is_ignored_and_replaced(tmp_path: Path, case: 
         assert status["pid"] != pid  # it hosts the engine itself instead of bridging
         fresh = read_runtime(endpoint)
         assert fresh is not None and fresh.pid == status["pid"] and fresh.token != "old-token"
-        ok(await client.call_tool("find_symbol", {"query": "greet"}))
+        ok(await client.call_tool("find_symbol", {"name": "greet"}))
     assert not endpoint.exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -87,3 +88,50 @@ def test_result_carries_text_and_structured_data() -> None:
     assert result.content[0].text == "hello"  # type: ignore[union-attr]
     assert result.structured_content == {"n": 1}
     assert not result.is_error
+
+
+def test_block_returns_the_text_shown_for_the_structured_content() -> None:
+    reply = Reply(1500)
+    text = "".join(f"line {i}\n" for i in range(1000))
+    shown = reply.block(text, "big.txt")
+    assert shown is not None and text.startswith(shown) and shown.endswith("\n")
+    assert f"{shown}[… cut: {len(text) - len(shown)} more characters]" in reply.text()
+    assert reply.block("x = 1", "a.py") is None or reply.truncated
+    small = Reply()
+    assert small.block("x = 1", "a.py") == "x = 1\n"
+
+
+def test_structured_content_is_counted_against_the_budget() -> None:
+    """JSON escaping makes quote- and backslash-heavy code longer in the structured part than
+    in the text: items stop at the budget there too, and the text drops what did not fit."""
+    budget = 6000
+    reply = Reply(budget)
+    code = '"\\"\\n"\t' * 40 + "\n"
+    added = 0
+    for i in range(100):
+        mark = reply.mark()
+        reply.line(f"{i}. src/f.py:{i}")
+        snippet = reply.block(code, f"src/f.py:{i}")
+        if snippet is None or not reply.add("results", {"i": i, "snippet": snippet},
+                                            repository=("snippet",)):  # fmt: skip
+            reply.undo(mark)
+            break
+        added += 1
+    result = reply.result()
+    data = result.structured_content
+    assert data is not None and 0 < added < 100
+    assert len(data["results"]) == added
+    assert len(json.dumps(data, ensure_ascii=False)) <= budget
+    assert len(reply.text()) <= budget + len(DATA_NOTE)
+    blocks = re.findall(r"^<<<data ", reply.text(), re.M)
+    assert len(blocks) == added  # the undone item left no block behind
+    assert data["truncated"] is True
+    assert data["note"].startswith("`snippet`: repository content")
+
+
+def test_a_reply_without_repository_text_has_no_note() -> None:
+    reply = Reply()
+    reply.line("state: ready")
+    reply.put(state="ready")
+    data = reply.result().structured_content
+    assert data == {"state": "ready"}

@@ -7,6 +7,10 @@ what the HTTP wire needs and stdio lacks: the bearer token, and the per-message 
 (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``) derived from each message. It ends when
 the client closes stdin, or when the owning process exits (the client then restarts
 ``agentic-lsp mcp``, which hosts the engine itself).
+
+The owner lists every tool; the bridge narrows ``tools/list`` replies (and the instructions of
+the ``initialize`` reply) to its own launch's tool profile, so a bridged session offers what a
+hosting launch with the same ``--tools`` would.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from mcp.types import JSONRPCRequest, JSONRPCResponse
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from agentic_lsp.mcp.runtime import RuntimeInfo, pid_alive
+from agentic_lsp.mcp.tool_list import ToolProfile, instructions, offers
 
 if TYPE_CHECKING:
     from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -40,11 +45,14 @@ WATCH_INTERVAL_S = 1.0
 
 
 class HeaderStamp:
-    """Per-message HTTP headers, as the SDK's client session would set them."""
+    """Per-message HTTP headers, as the SDK's client session would set them; and the launch's
+    tool profile applied to the owner's replies."""
 
-    def __init__(self) -> None:
+    def __init__(self, profile: ToolProfile = "all") -> None:
         self.version: str | None = None  # negotiated by an initialize handshake
+        self.profile = profile
         self._initialize_ids: set[Any] = set()
+        self._list_ids: dict[Any, str] = {}  # tools/list and prompts/list requests
 
     def outbound(self, message: SessionMessage) -> SessionMessage:
         raw = message.message
@@ -53,6 +61,8 @@ class HeaderStamp:
             params: dict[str, Any] = raw.params or {}
             meta = params.get("_meta")
             envelope = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
+            if raw.method in ("tools/list", "prompts/list"):
+                self._list_ids[raw.id] = raw.method
             if raw.method == "initialize":
                 self._initialize_ids.add(raw.id)
             elif isinstance(envelope, str):
@@ -70,17 +80,30 @@ class HeaderStamp:
 
     def inbound(self, message: SessionMessage) -> None:
         raw = message.message
-        if isinstance(raw, JSONRPCResponse) and raw.id in self._initialize_ids:
+        if not isinstance(raw, JSONRPCResponse) or not isinstance(raw.result, dict):
+            return
+        method = self._list_ids.pop(raw.id, None)
+        tools = raw.result.get("tools")
+        if method == "tools/list" and isinstance(tools, list):
+            raw.result["tools"] = [
+                t for t in tools if isinstance(t, dict) and offers(self.profile, str(t.get("name")))
+            ]
+        if method == "prompts/list" and not offers(self.profile, "run_workflow"):
+            raw.result["prompts"] = []  # each workflow prompt asks for run_workflow
+        if raw.id in self._initialize_ids:
             self._initialize_ids.discard(raw.id)
-            version = (raw.result or {}).get("protocolVersion")
+            version = raw.result.get("protocolVersion")
             if isinstance(version, str):
                 self.version = version
+            if "instructions" in raw.result:
+                raw.result["instructions"] = instructions(self.profile, roots=False)
 
 
-async def bridge_stdio(info: RuntimeInfo) -> None:
-    """Relay this process's stdio MCP session to the owner's HTTP endpoint until either ends."""
+async def bridge_stdio(info: RuntimeInfo, profile: ToolProfile = "all") -> None:
+    """Relay this process's stdio MCP session to the owner's HTTP endpoint until either ends,
+    listing the tools of ``profile``."""
     log.info("bridging stdio to the agentic-lsp server of pid %d at %s", info.pid, info.url)
-    stamp = HeaderStamp()
+    stamp = HeaderStamp(profile)
     timeout = httpx2.Timeout(30.0, read=None)
     headers = {"Authorization": f"Bearer {info.token}"}
     async with (

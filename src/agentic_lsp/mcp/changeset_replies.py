@@ -14,6 +14,8 @@ def changeset_summary(reply: Reply, changeset: Changeset, stale: list[str]) -> N
     """Server lines describing a changeset, and its id/status/files in ``reply.data``."""
     reply.line(f"changeset {changeset.id}  status: {changeset.status}  run: {changeset.run_id}")
     reply.block(changeset.title + ("\n" + changeset.summary if changeset.summary else ""), "title")
+    reply.put(title=changeset.title, summary=changeset.summary or None,
+              repository=("title", "summary"))  # fmt: skip
     files: list[dict[str, Any]] = []
     for change in changeset.files:
         counts = {s: sum(1 for h in change.hunks if h.status == s) for s in ("pending", "accepted")}
@@ -27,7 +29,5 @@ def changeset_summary(reply: Reply, changeset: Changeset, stale: list[str]) -> N
         files.append({"path": change.path, "op": change.op, "new_path": change.new_path,
                       "status": change.status, "hunks": [h.index for h in change.hunks],
                       "flags": change.flags, "stale": change.path in stale})  # fmt: skip
-    reply.data.update(
-        changeset_id=changeset.id, status=changeset.status, run_id=changeset.run_id,
-        title=changeset.title, files=files,
-    )  # fmt: skip
+    reply.put(changeset_id=changeset.id, status=changeset.status, run_id=changeset.run_id,
+              files=files)  # fmt: skip

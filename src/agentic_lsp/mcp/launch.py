@@ -52,6 +52,7 @@ class LaunchOptions:
     http_port: int | None = None  # None: stdio (plus an ephemeral HTTP endpoint for bridging)
     host: str | None = None
     allow_non_loopback: bool = False
+    tools: str | None = None  # the tool profile of a stdio launch (default: mcp.tools)
 
 
 def _accepts_connections(info: RuntimeInfo, timeout: float = 2.0) -> bool:
@@ -97,9 +98,16 @@ async def _main(options: LaunchOptions) -> int:
     from agentic_lsp.mcp.bridge import bridge_stdio
     from agentic_lsp.mcp.roots import WorkspaceRoots
     from agentic_lsp.mcp.server import quiet_sdk_logs, serve_stdio, start_http_server
+    from agentic_lsp.mcp.tool_list import parse_profile
 
     quiet_sdk_logs()
     settings = options.loaded.settings
+    if options.tools is not None and options.http_port is not None:
+        raise AgenticError(
+            "--tools shapes a stdio launch; an HTTP endpoint lists every tool",
+            "leave out --tools, or --http",
+        )
+    profile = parse_profile(options.tools or settings.mcp.tools)
     cache_dir = workspace_cache_dir(options.root, settings)
     host = options.host or settings.mcp.http_host
     engine: Engine | None = None
@@ -126,7 +134,7 @@ async def _main(options: LaunchOptions) -> int:
                 await engine.close()
                 raise
     if owner is not None:
-        await bridge_stdio(owner)
+        await bridge_stdio(owner, profile)
         return 0
     assert engine is not None and handle is not None
     opened: list[tuple[Engine, HttpServerHandle]] = []
@@ -137,7 +145,7 @@ async def _main(options: LaunchOptions) -> int:
     try:
         if options.http_port is None:
             roots = WorkspaceRoots(options.root, engine, open_root)
-            await _until_signal(serve_stdio(lambda: engine, roots))
+            await _until_signal(serve_stdio(lambda: engine, roots, profile))
         else:
             print(f"agentic-lsp: MCP over HTTP at {handle.url}", file=sys.stderr)
             print(f"agentic-lsp: bearer token {handle.token}", file=sys.stderr)

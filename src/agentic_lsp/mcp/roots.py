@@ -31,12 +31,6 @@ log = logging.getLogger(__name__)
 
 RootOpener = Callable[[Path], Awaitable["Engine"]]
 PATH_ARGUMENTS = ("path", "file")
-ROOT_SCHEMA = {
-    "type": "string",
-    "description": "Which workspace root (its path or file:// URI, or its folder name) this call "
-    "is about, when the client declared several; default: the root that contains an absolute "
-    "`path`/`file`, else the first root.",
-}
 
 
 def root_path(uri: str) -> Path | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -21,12 +21,9 @@ from agentic_lsp.changes.patch import changeset_diff, file_diff
 from agentic_lsp.errors import ChangesetError
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
 from agentic_lsp.mcp.changeset_replies import changeset_summary
-from agentic_lsp.mcp.render import Reply, decode_cursor, page_note
-from agentic_lsp.mcp.tools_search import READ_ONLY, Cursor
+from agentic_lsp.mcp.render import Reply, decode_cursor, json_size, page_note
+from agentic_lsp.mcp.tools_search import READ_ONLY, Cursor, block_rows
 from agentic_lsp.mcp.tools_workflows import refine_and_report
-
-if TYPE_CHECKING:
-    pass
 
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 DECIDES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -70,18 +67,18 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
         found = list(reversed(await asyncio.to_thread(engine.changes.list, status)))
         reply = Reply(access.max_chars)
         reply.line(f"{len(found)} changesets" + (f" with status {status}" if status else ""))
-        rows, shown = [], []
+        rows, items = [], []
         for cs in found[offset : offset + limit]:
             when = cs.created.strftime("%Y-%m-%d %H:%M")
             rows.append(
                 f"{cs.id}  {cs.status:<18} {len(cs.files)} files  {when}  {clean(cs.title)}"
             )
-            shown.append({"changeset_id": cs.id, "status": cs.status, "run_id": cs.run_id,
-                          "title": cs.title, "files": [c.path for c in cs.files]})  # fmt: skip
-        if rows:
-            reply.block("\n".join(rows), "changesets (id status files created title)")
-        reply.data["results"] = shown
-        page_note(reply, len(shown), offset, len(found), len(found) > offset + len(shown))
+            items.append({"changeset_id": cs.id, "status": cs.status, "run_id": cs.run_id,
+                          "title": clean(cs.title), "created": cs.created.isoformat(),
+                          "files": [c.path for c in cs.files]})  # fmt: skip
+        source = "changesets (id status files created title)"
+        shown = block_rows(reply, rows, items, source, repository=("title",))
+        page_note(reply, shown, offset, len(found), len(found) > offset + shown)
         return reply.result()
 
     @server.tool(annotations=READ_ONLY)
@@ -106,20 +103,25 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
         changeset_summary(reply, changeset, stale)
         lines = split_lines(engine.readable.redact(diff))
         offset = decode_cursor(cursor)
-        budget = access.max_chars - len(reply.text()) - 600
+        budget = access.max_chars - max(len(reply.text()), json_size(reply.data)) - 600
         chosen: list[str] = []
         used = 0
         for line in lines[offset:]:
-            if used + len(line) > budget and chosen:
+            used += json_size(line)
+            if used > budget and chosen:
                 break
             chosen.append(line)
-            used += len(line)
+        count = 0
         if chosen:
             end = offset + len(chosen)
-            reply.block("".join(chosen), f"unified diff lines {offset + 1}-{end} of {len(lines)}")
+            source = f"unified diff lines {offset + 1}-{end} of {len(lines)}"
+            shown = reply.block("".join(chosen), source)
+            count = len(split_lines(shown or ""))
+            reply.put(diff="".join(chosen[:count]), repository=("diff",))
         elif not lines:
             reply.line("nothing left to review in this selection")
-        page_note(reply, len(chosen), offset, len(lines), offset + len(chosen) < len(lines))
+            reply.put(diff="")
+        page_note(reply, count, offset, len(lines), offset + count < len(lines))
         return reply.result()
 
     @server.tool(annotations=WRITES)
@@ -127,12 +129,9 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
     async def accept_changeset(
         changeset_id: ChangesetId, paths: Paths = None, hunks: Hunks = None
     ) -> CallToolResult:
-        """Apply a changeset (or some files / hunks of one file) to the workspace.
-
-        Goes through the connected editor when there is one; otherwise writes atomically and
-        commits exactly the accepted files (changes.commit_on_accept). Refused when a file
-        changed since the proposal.
-        """
+        """Apply a changeset (or some files, or hunks of one file) to the workspace: through the
+        connected editor if any, else written atomically and committed (changes.commit_on_accept).
+        Refused when a file changed since the proposal."""
         engine = await access.engine()
         review = engine.editor_review
         if review is not None:
@@ -148,9 +147,11 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
         reply = Reply(access.max_chars)
         reply.line(f"accepted from changeset {changeset_id}; it is now {changeset.status}")
         _outcome(reply, result)
-        reply.data.update(
+        reply.put(
             changeset_id=changeset_id, status=changeset.status, via=result.get("via", "disk"),
             written=list(result.get("written") or []), commit_id=result.get("commitId"),
+            editor_only=list(result.get("editorOnly") or []),
+            notes=[clean(n, 500) for n in result.get("notes") or []],
         )  # fmt: skip
         return reply.result()
 
@@ -166,12 +167,9 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
             Field(max_length=4000, description="What to do differently: starts a refine run."),
         ] = None,
     ) -> CallToolResult:
-        """Reject a changeset (or files / hunks); nothing is written.
-
-        With ``feedback`` the proposal is refined instead: the rejected hunks are dropped, the
-        old changeset is superseded, and a new run builds on the rest with the feedback; the
-        reply carries the new changeset and its diff (progress is reported meanwhile).
-        """
+        """Reject a changeset (or files / hunks); nothing is written. With `feedback` it is
+        refined instead: a new run builds on the rest with the feedback, and the reply carries
+        the new changeset and its diff."""
         engine = await access.engine()
         review = engine.editor_review
         reply = Reply(access.max_chars)
@@ -182,9 +180,9 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
                 await asyncio.to_thread(engine.changes.reject, changeset_id, paths, hunks)
             changeset = await asyncio.to_thread(engine.changes.get, changeset_id)
             reply.line(f"rejected; changeset {changeset_id} is now {changeset.status}")
-            reply.data.update(changeset_id=changeset_id, status=changeset.status)
+            reply.put(changeset_id=changeset_id, status=changeset.status)
         if feedback:
-            reply.data["refined_changeset_id"] = changeset_id
+            reply.put(refined_changeset_id=changeset_id)
             await refine_and_report(engine, reply, changeset_id, feedback, ctx)
         return reply.result()
 
@@ -218,5 +216,5 @@ def register_change_tools(server: MCPServer, access: EngineAccess) -> None:
         reply.line(f"rolled back changeset {target}: {', '.join(clean(f) for f in files)}")
         if revert:
             reply.line(f"revert commit: {revert}")
-        reply.data.update(changeset_id=target, files=files, revert_commit_id=revert)
+        reply.put(changeset_id=target, files=files, revert_commit_id=revert)
         return reply.result()

@@ -14,7 +14,7 @@ from agentic_lsp.changes.diff import split_lines
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
-from agentic_lsp.mcp.render import Reply
+from agentic_lsp.mcp.render import Reply, json_size
 from agentic_lsp.mcp.tools_search import READ_ONLY
 
 Path_ = Annotated[str, Field(min_length=1, max_length=4096, description="Workspace-relative path.")]
@@ -50,14 +50,19 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
         source = "index" if found.source == "index" else "parsed now"
         reply = Reply(access.max_chars)
         reply.line(f"document_symbols {clean(rel)}: {len(symbols)} symbols ({source})")
-        if symbols:
-            reply.block(_outline(symbols), f"{rel} outline (lines kind name: signature)")
-        reply.data["path"] = rel
-        reply.data["symbols"] = [
-            {"name": s.name, "qualname": s.qualname, "kind": s.kind, "start_line": s.start_line,
-             "end_line": s.end_line, "parent": s.parent}
-            for s in symbols
-        ]  # fmt: skip
+        reply.put(path=rel, source=found.source, symbols=[])
+        rows = _outline(symbols)
+        mark = reply.mark()
+        outline = reply.block(rows, f"{rel} outline (lines kind name: signature)") if rows else ""
+        for sym in symbols:
+            if outline is None or not reply.add("symbols", {
+                "name": sym.name, "qualname": sym.qualname, "kind": sym.kind,
+                "start_line": sym.start_line, "end_line": sym.end_line, "parent": sym.parent,
+                "signature": sym.signature,
+            }, repository=("signature",)):  # fmt: skip
+                reply.undo(mark)
+                reply.line(f"[outline too long for one reply: {len(symbols)} symbols]")
+                break
         return reply.result()
 
     @server.tool(annotations=READ_ONLY)
@@ -69,7 +74,7 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
             int | None, Field(ge=0, description="0-based column (default: first non-blank).")
         ] = None,
     ) -> CallToolResult:
-        """The syntax node at a position: its kind, range, enclosing symbol, ancestors, text."""
+        """The syntax node at a position: kind, range, enclosing symbol, ancestors, text."""
         engine = await access.engine()
         rel = engine.readable.path(path)
         language, info = await asyncio.to_thread(engine.navigation.node_at, rel, line, column)
@@ -78,8 +83,9 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
         reply.line(f"node {info.kind} at {clean(rel)} {span} ({language})")
         reply.line(f"enclosing symbol: {clean(info.symbol or '(module level)')}")
         reply.line(f"ancestors: {' > '.join(info.ancestors) or '(root)'}")
-        reply.block(info.excerpt, f"{rel}:{info.start_line}-{info.end_line} node text")
-        reply.data.update(
+        excerpt = reply.block(info.excerpt, f"{rel}:{info.start_line}-{info.end_line} node text")
+        reply.put(text=excerpt, repository=("text",))
+        reply.put(
             path=rel, kind=info.kind, start_line=info.start_line, end_line=info.end_line,
             start_col=info.start_col, end_col=info.end_col, symbol=info.symbol,
             ancestors=list(info.ancestors), language=language,
@@ -92,13 +98,10 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
         path: Path_,
         start_line: Annotated[int, Field(ge=1, description="First line (1-based).")] = 1,
         end_line: Annotated[int | None, Field(ge=1, description="Last line (inclusive).")] = None,
-        line_numbers: Annotated[bool, Field(description="Prefix lines with numbers.")] = True,
+        line_numbers: Annotated[bool, Field(description="Number the lines (text reply).")] = True,
     ) -> CallToolResult:
-        """Read lines of a workspace file (unsaved editor text first; secrets redacted).
-
-        Files holding secrets (.env, keys, credentials) and paths outside the workspace are
-        refused. Long ranges are cut to fit; the reply says where to continue.
-        """
+        """Read lines of a workspace file (unsaved editor text first; secrets redacted, secret
+        files refused). A long range is cut; the reply says where to go on."""
         engine = await access.engine()
         rel, text = await asyncio.to_thread(engine.readable.read, path)
         lines = split_lines(text)
@@ -110,22 +113,28 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
         header = f"read_file {clean(rel)}: lines {start_line}-{last} of {total}"
         reply.line(header)
         width = len(str(last))
-        chosen = lines[start_line - 1 : last]
+        raw = lines[start_line - 1 : last]
+        chosen = raw
         if line_numbers:
-            chosen = [f"{n:>{width}}| {ln}" for n, ln in enumerate(chosen, start=start_line)]
+            chosen = [f"{n:>{width}}| {ln}" for n, ln in enumerate(raw, start=start_line)]
         budget = reply.max_chars - len(header) - 400
         body: list[str] = []
         used = 0
-        for row in chosen:
-            if used + len(row) > budget and body:
+        for row, plain in zip(chosen, raw, strict=True):
+            used += max(len(row), json_size(plain))
+            if used > budget and body:
                 break
             body.append(row)
-            used += len(row)
-        shown_last = start_line + len(body) - 1
-        reply.block("".join(body), f"{rel}:{start_line}-{shown_last}")
-        reply.data.update(path=rel, start_line=start_line, end_line=shown_last, total_lines=total)
+        shown = reply.block("".join(body), f"{rel}:{start_line}-{start_line + len(body) - 1}")
+        count = len(split_lines(shown or ""))  # the block cuts only at line ends
+        shown_last = start_line + count - 1
+        text = "".join(raw[:count])
+        if json_size(text) > budget:  # one line longer than a reply (minified code)
+            text = text[: budget // 2]
+        reply.put(path=rel, start_line=start_line, end_line=shown_last, total_lines=total)
+        reply.put(text=text, repository=("text",))
         if shown_last < (end_line or total) and shown_last < total:
-            reply.data["next_start_line"] = shown_last + 1
+            reply.put(next_start_line=shown_last + 1)
             reply.line(f"[cut at line {shown_last}; continue with start_line={shown_last + 1}]")
         return reply.result()
 
@@ -155,11 +164,11 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
         reply.line(f"workspace trusted: {trusted} ({loaded.trust_source})")
         for warning in loaded.warnings:
             reply.line(f"setting ignored: {warning}")
-        reply.data.update(
+        reply.put(
             trusted=loaded.trusted,
             ignored_settings=[{"key": i.key, "source": i.source} for i in loaded.ignored],
         )
-        reply.data.update(
+        reply.put(
             root=status.root, state=status.state, files=status.files, symbols=status.symbols,
             dense_pending=status.dense_pending, store=status.store, pid=os.getpid(),
             message=status.message,

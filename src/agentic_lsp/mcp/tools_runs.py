@@ -14,7 +14,7 @@ from agentic_lsp.llm.metering import describe_usage
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
 from agentic_lsp.mcp.render import Reply
 from agentic_lsp.mcp.tools_search import READ_ONLY
-from agentic_lsp.mcp.tools_workflows import ProgressRelay, report_run
+from agentic_lsp.mcp.tools_workflows import ProgressRelay, pending_data, report_run
 from agentic_lsp.workflows.run_status import RunStatusInfo
 
 if TYPE_CHECKING:
@@ -38,17 +38,18 @@ def describe_status(reply: Reply, status: RunStatusInfo) -> None:
     reply.line(f"tokens: {describe_usage(status.usage)}")
     if status.error:
         reply.line(f"error: {clean(status.error, 1000)}")
+    data = status.as_dict()
     if status.pending:
         question = status.pending
         reply.line(f"waiting for a review: {clean(str(question.get('question', '')), 500)}")
-        if question.get("diff"):
-            reply.block(str(question["diff"]), f"the change of stage {question.get('stage')}")
+        data["pending"] = pending_data(reply, question)
         reply.line("answer with respond_to_run (approve, or revise with feedback)")
     if status.resumable:
         reply.line("interrupted: resume_run goes on from its last completed stage")
     if status.changeset_id:
         reply.line(f"changeset: {status.changeset_id}")
-    reply.data.update(status.as_dict())
+    has_diff = bool(data["pending"] and data["pending"].get("diff"))
+    reply.put(**data, repository=("task", *(("pending.diff",) if has_diff else ())))
 
 
 async def _follow(engine: Engine, reply: Reply, run_id: str, ctx: Context) -> None:
@@ -81,7 +82,10 @@ def register_run_tools(server: MCPServer, access: EngineAccess) -> None:
                 f"{status.run_id} {status.status}{where} ({status.workflow or '?'}, "
                 f"{status.progress}%): {clean(status.task, 120)}"
             )
-        reply.data["runs"] = [s.as_dict() for s in runs]
+        reply.put(runs=[])
+        for status in runs:
+            if not reply.add("runs", status.as_dict(), repository=("task",)):
+                break
         return reply.result()
 
     @server.tool(annotations=READ_ONLY)
@@ -101,7 +105,7 @@ def register_run_tools(server: MCPServer, access: EngineAccess) -> None:
         cancelled = await engine.workflows.cancel_any(run_id)
         reply = Reply(access.max_chars)
         reply.line(f"run {run_id}: {'cancelled' if cancelled else 'had already ended'}")
-        reply.data.update(run_id=run_id, cancelled=cancelled)
+        reply.put(run_id=run_id, cancelled=cancelled)
         return reply.result()
 
     @server.tool(annotations=STEERS)
@@ -153,7 +157,7 @@ def register_run_tools(server: MCPServer, access: EngineAccess) -> None:
         message = await engine.workflows.send_message(run_id, text)
         reply = Reply(access.max_chars)
         reply.line(f"message {message['id']} queued for run {run_id}'s next model call")
-        reply.data.update(run_id=run_id, message=message)
+        reply.put(run_id=run_id, message=message, repository=("message.text",))
         return reply.result()
 
     @server.tool(annotations=STEERS)

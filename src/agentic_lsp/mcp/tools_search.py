@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -29,14 +29,10 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 MAX_RESULTS = 200
 
 Limit = Annotated[int, Field(ge=1, le=50, description="Results per page.")]
-Cursor = Annotated[
-    str | None, Field(description="next_cursor from the previous reply, for the next page.")
-]
-OptPath = Annotated[
-    str | None, Field(description="Workspace-relative path of the file the question is asked from.")
-]
-Line = Annotated[int | None, Field(ge=1, description="1-based line number.")]
-Column = Annotated[int | None, Field(ge=0, description="0-based character column.")]
+Cursor = Annotated[str | None, Field(description="A reply's next_cursor.")]
+OptPath = Annotated[str | None, Field(description="File asked from (workspace-relative).")]
+Line = Annotated[int | None, Field(ge=1, description="1-based.")]
+Column = Annotated[int | None, Field(ge=0, description="0-based.")]
 
 
 def _signals(result: SearchResult) -> str:
@@ -77,9 +73,44 @@ def _response_notes(reply: Reply, engine: Engine, response: SearchResponse) -> N
         notes.append(f"the index is {engine.state}; results may be incomplete")
     for note in notes:
         reply.line(f"note: {note}")
-    reply.data["notes"] = notes
-    reply.data["files_considered"] = response.files_considered
-    reply.data["functions_embedded"] = response.functions_embedded
+    reply.put(notes=notes, files_considered=response.files_considered,
+              functions_embedded=response.functions_embedded)  # fmt: skip
+
+
+def block_rows(
+    reply: Reply,
+    rows: list[str],
+    items: list[dict[str, Any]],
+    source: str,
+    *,
+    min_chars: int = 200,
+    repository: tuple[str, ...] = ("signature", "preview"),
+    key: str = "results",
+) -> int:
+    """Rows of repository text (one per item) as one data block, and the items whose rows were
+    shown whole appended to ``data[key]``; returns how many items that was."""
+    if key not in reply.data:
+        reply.field(key, [])
+    if not rows:
+        return 0
+    mark = reply.mark()
+    shown = reply.block("\n".join(rows), source, min_chars=min_chars)
+    fit, used = 0, 0
+    for row in rows if shown is not None else []:
+        used += len(row) + 1
+        if used > len(shown or ""):
+            break
+        fit += 1
+    added = 0
+    for item in items[:fit]:
+        if not reply.add(key, item, repository=repository):
+            break
+        added += 1
+    if added < fit or fit == 0:
+        reply.undo(mark)
+        if added:
+            reply.block("\n".join(rows[:added]), source, min_chars=0)
+    return added
 
 
 MAX_QUERY_CHARS = 20_000  # a whole issue with its traceback fits
@@ -88,13 +119,11 @@ Query = Annotated[
     Field(
         min_length=1,
         max_length=MAX_QUERY_CHARS,
-        description="What to find: a few words, an identifier, or a whole issue or task text "
-        "(the paths, traceback frames and identifiers in it are matched against the workspace).",
+        description="A few words, an identifier, or a whole issue or task text (its paths, "
+        "traceback frames and names are matched too).",
     ),
 ]
-IncludeTests = Annotated[
-    bool, Field(description="Also rank test files (by default only when the task is about tests).")
-]
+IncludeTests = Annotated[bool, Field(description="Also rank test files.")]
 
 
 def _lanes(include_tests: bool, include_docs: bool) -> frozenset[str] | None:
@@ -112,15 +141,12 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         limit: Limit = 8,
         cursor: Cursor = None,
         include_docs: Annotated[bool, Field(description="Also search doc sections.")] = False,
-        snippet_lines: Annotated[int, Field(ge=0, le=80, description="Lines per snippet.")] = 15,
+        snippet_lines: Annotated[int, Field(ge=0, le=80, description="0: no snippets.")] = 15,
         include_tests: IncludeTests = False,
     ) -> CallToolResult:
-        """Code search for a question or a whole task: files first, then the functions in them.
-
-        Returns ranked functions/methods with path:line ranges, the signals that found each
-        (lexical, dense, symbol: named in the task, file: its file's rank) and a source snippet.
-        Source code ranks first; tests and docs join when the task is about them or asked for.
-        """
+        """Search code for a question or a whole task (an issue, a traceback): ranked functions
+        with path:line ranges, the signals that found each, and a snippet. Tests and docs join
+        when the task is about them or when asked."""
         engine = await access.engine()
         offset = decode_cursor(cursor)
         wanted = min(offset + limit + 1, MAX_RESULTS)
@@ -132,10 +158,11 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         reply.line(f"search_code {clean(query)!r}: {len(response.results)} results")
         page = response.results[offset : offset + limit]
         texts: dict[str, str | None] = {}
-        shown: list[dict[str, object]] = []
+        reply.put(results=[])
         for rank, result in enumerate(page, start=offset + 1):
             where = f"{clean(result.path)}:{result.start_line}-{result.end_line}"
             label = f" {result.kind} {clean(result.symbol or '')}".rstrip()
+            mark = reply.mark()
             if not reply.line(
                 f"{rank}. {where}{label}  score {result.score:.4f} [{_signals(result)}]"
             ):
@@ -147,11 +174,15 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
                 except AgenticError:
                     texts[result.path] = None
             text = texts.get(result.path)
+            snippet = None
             if snippet_lines and text is not None:
                 end = min(result.end_line, result.start_line + snippet_lines - 1)
-                reply.block(_lines(text, result.start_line, end), f"{where}")
-            shown.append(_result_data(result))
-        reply.data["results"] = shown
+                snippet = reply.block(_lines(text, result.start_line, end), f"{where}")
+            item = {**_result_data(result), "snippet": snippet}
+            if not reply.add("results", item, repository=("snippet", "signature")):
+                reply.undo(mark)
+                break
+        shown = reply.data["results"]
         more = len(response.results) > offset + len(shown)
         page_note(reply, len(shown), offset, None, more)
         _response_notes(reply, engine, response)
@@ -165,11 +196,7 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         cursor: Cursor = None,
         include_tests: IncludeTests = False,
     ) -> CallToolResult:
-        """Rank workspace files for a question or a whole task; paths only, no content.
-
-        Signals: lexical, dense, functions (its best function's lexical match), mentions (the
-        task names the file, its module, a traceback frame in it or a symbol it defines).
-        """
+        """Rank workspace files for a question or a whole task; paths only."""
         engine = await access.engine()
         offset = decode_cursor(cursor)
         wanted = min(offset + limit + 1, MAX_RESULTS)
@@ -178,13 +205,14 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         )
         reply = Reply(access.max_chars)
         reply.line(f"search_files {clean(query)!r}:")
-        shown: list[dict[str, object]] = []
+        reply.put(results=[])
         for rank, result in enumerate(response.results[offset : offset + limit], offset + 1):
             line = f"{rank}. {clean(result.path)}  score {result.score:.4f} [{_signals(result)}]"
-            if not reply.line(line):
+            mark = reply.mark()
+            if not reply.line(line) or not reply.add("results", _result_data(result)):
+                reply.undo(mark)
                 break
-            shown.append(_result_data(result))
-        reply.data["results"] = shown
+        shown = reply.data["results"]
         page_note(reply, len(shown), offset, None, len(response.results) > offset + len(shown))
         _response_notes(reply, engine, response)
         return reply.result()
@@ -192,7 +220,9 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
     @server.tool(annotations=READ_ONLY)
     @tool_errors
     async def find_symbol(
-        query: Annotated[str, Field(min_length=1, max_length=200, description="Name or fuzzy.")],
+        name: Annotated[
+            str, Field(min_length=1, max_length=200, description="Name, prefix or fuzzy name.")
+        ],
         kind: Annotated[str | None, Field(description="Only this kind (function, class…).")] = None,
         limit: Limit = 20,
         cursor: Cursor = None,
@@ -200,24 +230,22 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         """Find definitions by name: exact, prefix and fuzzy (camelCase/underscore) matches."""
         engine = await access.engine()
         offset = decode_cursor(cursor)
-        scored = await asyncio.to_thread(engine.navigation.fuzzy_symbols, query, MAX_RESULTS * 2)
+        scored = await asyncio.to_thread(engine.navigation.fuzzy_symbols, name, MAX_RESULTS * 2)
         if kind:
             scored = [(s, r) for s, r in scored if r.symbol.kind == kind]
         reply = Reply(access.max_chars)
-        reply.line(f"find_symbol {clean(query)!r}: {len(scored)} matches")
+        reply.line(f"find_symbol {clean(name)!r}: {len(scored)} matches")
         rows: list[str] = []
-        shown: list[dict[str, object]] = []
+        items: list[dict[str, object]] = []
         for score, ref in scored[offset : offset + limit]:
             sym = ref.symbol
             row = f"{ref.path}:{sym.start_line}-{sym.end_line} {sym.kind} {sym.qualname}"
             rows.append(f"{row}  ({score:.2f})  {sym.signature}")
-            shown.append({"path": ref.path, "qualname": sym.qualname, "kind": sym.kind,
+            items.append({"path": ref.path, "qualname": sym.qualname, "kind": sym.kind,
                           "start_line": sym.start_line, "end_line": sym.end_line,
-                          "score": round(score, 4)})  # fmt: skip
-        if rows:
-            reply.block("\n".join(rows), "symbols (path:lines kind name (score) signature)")
-        reply.data["results"] = shown
-        page_note(reply, len(shown), offset, len(scored), len(scored) > offset + len(shown))
+                          "score": round(score, 4), "signature": sym.signature})  # fmt: skip
+        shown = block_rows(reply, rows, items, "symbols (path:lines kind name (score) signature)")
+        page_note(reply, shown, offset, len(scored), len(scored) > offset + shown)
         return reply.result()
 
     @server.tool(annotations=READ_ONLY)
@@ -228,26 +256,22 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         line: Line = None,
         column: Column = None,
         limit: Limit = 5,
-        source_lines: Annotated[int, Field(ge=0, le=200, description="Lines shown per hit.")] = 40,
+        source_lines: Annotated[int, Field(ge=0, le=200, description="Source lines per hit.")] = 40,
     ) -> CallToolResult:
-        """Where a name is defined, ranked from ``path``'s view (same file, its imports, rest).
-
-        Give ``name``, or ``path`` + ``line`` + ``column`` of an identifier in a file.
-        """
+        """Where a name is defined, with its source; ranked from `path`'s view (same file, its
+        imports, rest). Give `name`, or `path` + `line` + `column` of a use."""
         engine = await access.engine()
         ident, rel = await _identifier(access, name, path, line, column)
         refs = await asyncio.to_thread(engine.navigation.definitions, ident, rel)
         reply = Reply(access.max_chars)
         reply.line(f"find_definition {clean(ident)!r}: {len(refs)} definitions")
-        shown: list[dict[str, object]] = []
+        reply.put(name=ident, results=[])
         for ref in refs[:limit]:
             sym = ref.symbol
             where = f"{clean(ref.path)}:{sym.start_line}-{sym.end_line}"
+            mark = reply.mark()
             if not reply.line(f"- {where} {sym.kind} {clean(sym.qualname)}"):
                 break
-            shown.append({"path": ref.path, "qualname": sym.qualname, "kind": sym.kind,
-                          "start_line": sym.start_line, "end_line": sym.end_line,
-                          "name_line": sym.name_line, "name_col": sym.name_col})  # fmt: skip
             body = sym.doc and f"doc: {sym.doc}\n"
             if source_lines:
                 try:
@@ -256,10 +280,16 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
                     body = _lines(text, sym.start_line, end)
                 except AgenticError as exc:
                     reply.line(f"  (source unavailable: {exc.message})")
-            if body:
-                reply.block(body, where)
-        reply.data["results"] = shown
-        reply.data["name"] = ident
+            source = reply.block(body, where) if body else None
+            item = {"path": ref.path, "qualname": sym.qualname, "kind": sym.kind,
+                    "start_line": sym.start_line, "end_line": sym.end_line,
+                    "name_line": sym.name_line, "name_col": sym.name_col,
+                    "signature": sym.signature, "doc": sym.doc or None,
+                    "source": source if source_lines else None}  # fmt: skip
+            if not reply.add("results", item, repository=("source", "doc", "signature")):
+                reply.undo(mark)
+                break
+        shown = reply.data["results"]
         if len(refs) > len(shown):
             reply.line(f"[{len(refs) - len(shown)} more definitions; raise limit to see them]")
         return reply.result()
@@ -267,15 +297,15 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
     @server.tool(annotations=READ_ONLY)
     @tool_errors
     async def find_references(
-        name: Annotated[str | None, Field(description="Identifier to look for.")] = None,
+        name: Annotated[str | None, Field(description="Identifier.")] = None,
         path: OptPath = None,
         line: Line = None,
         column: Column = None,
         limit: Annotated[int, Field(ge=1, le=500, description="Occurrences per page.")] = 100,
         cursor: Cursor = None,
     ) -> CallToolResult:
-        """Name-based references: every word-boundary occurrence in indexed files and open
-        buffers, the asking file first, then files related to it by imports."""
+        """Every occurrence of a name (whole word) in indexed files and open buffers: the
+        asking file first, then files related to it by imports."""
         engine = await access.engine()
         ident, rel = await _identifier(access, name, path, line, column)
         offset = decode_cursor(cursor)
@@ -286,20 +316,17 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         reply = Reply(access.max_chars)
         reply.line(f"find_references {clean(ident)!r}: {found.files_scanned} files scanned")
         by_file: dict[str, list[str]] = {}
-        shown: list[dict[str, object]] = []
         for occ in page:
             mark = " (definition)" if occ.is_definition else ""
             by_file.setdefault(occ.path, []).append(f"{occ.line}:{occ.col}{mark}: {occ.preview}")
+        reply.put(name=ident, results=[])
         for file_path, rows in by_file.items():
-            if not reply.block("\n".join(rows), f"{file_path} (line:col: text)", min_chars=80):
+            items = [{"path": o.path, "line": o.line, "col": o.col, "definition": o.is_definition,
+                      "preview": o.preview} for o in page if o.path == file_path]  # fmt: skip
+            source = f"{file_path} (line:col: text)"
+            if block_rows(reply, rows, items, source, min_chars=80) < len(items):
                 break
-            shown.extend(
-                {"path": o.path, "line": o.line, "col": o.col, "definition": o.is_definition}
-                for o in page
-                if o.path == file_path
-            )
-        reply.data["results"] = shown
-        reply.data["name"] = ident
+        shown = reply.data["results"]
         more = found.truncated or len(found.occurrences) > offset + len(shown)
         page_note(reply, len(shown), offset, None, more)
         return reply.result()

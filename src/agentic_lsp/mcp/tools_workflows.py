@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -24,7 +24,7 @@ from agentic_lsp.llm.metering import describe_usage
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
 from agentic_lsp.mcp.changeset_replies import changeset_summary
 from agentic_lsp.mcp.render import Reply
-from agentic_lsp.mcp.tools_search import READ_ONLY
+from agentic_lsp.mcp.tools_search import READ_ONLY, block_rows
 from agentic_lsp.workflows.editor_context import EditorContext
 from agentic_lsp.workflows.events import RunEvent, RunReport
 
@@ -137,8 +137,12 @@ async def report_run(engine: Engine, reply: Reply, report: RunReport) -> None:
     if report.provider:
         reply.line(f"model: {clean(report.provider)}")
     reply.line(f"tokens: {describe_usage(report.usage)}")
+    reply.put(run_id=report.run_id, status=report.status, workflow=report.workflow,
+              changeset_id=report.changeset_id, usage=report.usage, provider=report.provider,
+              skipped_stages=dict(report.skipped_stages), stages=[])  # fmt: skip
     if report.reasoning:
-        reply.block(report.reasoning, "orchestrator reasoning (model output)")
+        shown = reply.block(report.reasoning, "orchestrator reasoning (model output)")
+        reply.put(reasoning=shown, repository=("reasoning",))
     for stage, why in report.skipped_stages.items():
         reply.line(f"skipped stage {clean(stage)}: {clean(why)}")
     for outcome in report.outcomes:
@@ -146,40 +150,51 @@ async def report_run(engine: Engine, reply: Reply, report: RunReport) -> None:
         reply.line(f"stage {clean(outcome.stage)} attempt {outcome.attempt}: {state}")
         texts = [outcome.summary, *(f"[{a}] {t}" for a, t in outcome.agent_outputs.items())]
         body = "\n".join(t for t in texts if t)
-        if body:
-            reply.block(body, f"stage {outcome.stage} output (model output)")
+        output = reply.block(body, f"stage {outcome.stage} output (model output)") if body else ""
+        item = {"stage": outcome.stage, "attempt": outcome.attempt, "ok": outcome.ok,
+                "output": output}  # fmt: skip
+        reply.add("stages", item, repository=("output",))
     if report.error:
         reply.line(f"error: {clean(report.error, 1000)}")
+        reply.put(error=clean(report.error, 1000))
     if report.test_output:
-        reply.block(report.test_output[-4000:], "test output (tail)")
-    reply.data.update(run_id=report.run_id, status=report.status, workflow=report.workflow,
-                      changeset_id=report.changeset_id, usage=report.usage)  # fmt: skip
+        tail = reply.block(report.test_output[-4000:], "test output (tail)")
+        reply.put(test_output=tail, repository=("test_output",))
     if report.status == "waiting_input":
         question = report.pending or {}
         reply.line(
             f"waiting for your review of stage {clean(str(question.get('stage', '')))}: "
             f"{clean(str(question.get('question', '')), 500)}"
         )
-        if question.get("diff"):
-            reply.block(str(question["diff"]), f"the change of stage {question.get('stage')}")
+        pending = pending_data(reply, question)
         reply.line("answer with respond_to_run (approve, or revise with feedback)")
-        reply.data["pending"] = question
+        reply.put(pending=pending, repository=("pending.diff",) if pending.get("diff") else ())
         return
     if report.context is not None:
-        reply.data["editor_context"] = report.context.summary()
+        reply.put(editor_context=report.context.summary())
     if not report.changeset_id:
         reply.line("no changeset was proposed")
         return
     changeset = await asyncio.to_thread(engine.changes.get, report.changeset_id)
     stale = await asyncio.to_thread(engine.changes.stale_files, changeset)
-    run_data = dict(reply.data)
+    run_status = reply.data["status"]
     changeset_summary(reply, changeset, stale)
-    reply.data["changeset_status"] = changeset.status
-    reply.data.update(run_data)
+    reply.put(changeset_status=changeset.status, status=run_status)
     diff = engine.readable.redact(changeset_diff(changeset))
-    if not reply.block(diff, f"unified diff of changeset {changeset.id}") or reply.truncated:
+    shown = reply.block(diff, f"unified diff of changeset {changeset.id}")
+    reply.put(diff=shown, repository=("diff",))
+    if shown is None or shown != diff:
         reply.line(f"[diff cut; call show_changeset with changeset_id={changeset.id!r}]")
     reply.line("review it, then call accept_changeset or reject_changeset (with feedback)")
+
+
+def pending_data(reply: Reply, question: dict[str, Any]) -> dict[str, Any]:
+    """The review a run waits for, as data; its diff (if any) shown as a data block."""
+    pending = dict(question)
+    if question.get("diff"):
+        stage = question.get("stage")
+        pending["diff"] = reply.block(str(question["diff"]), f"the change of stage {stage}")
+    return pending
 
 
 async def refine_and_report(
@@ -204,20 +219,22 @@ def register_workflow_tools(server: MCPServer, access: EngineAccess) -> None:
         engine = await access.engine()
         specs = await asyncio.to_thread(engine.workflows.list_workflows)
         reply = Reply(access.max_chars)
-        rows, shown = [], []
+        rows, items = [], []
         for spec in specs:
             stage_ids = [str(stage["id"]) for stage in spec["stages"]]
+            description = " ".join(str(spec["description"]).split())
             rows.append(
-                f"{spec['name']} ({spec['workflow_type']}): {spec['description']}\n"
-                f"  stages: {' -> '.join(stage_ids)}"
+                f"{spec['name']} ({spec['workflow_type']}): {description}"
+                f" [stages: {' -> '.join(stage_ids)}]"
             )
-            shown.append({"name": spec["name"], "description": spec["description"],
+            items.append({"name": spec["name"], "description": description,
                           "type": spec["workflow_type"], "stages": stage_ids,
                           "uri": f"agentic://workflows/{spec['name']}"})  # fmt: skip
-        reply.line(f"{len(shown)} workflows (definitions: agentic://workflows/{{name}})")
-        if rows:
-            reply.block("\n".join(rows), "workflows")
-        reply.data["workflows"] = shown
+        reply.line(f"{len(items)} workflows (definitions: agentic://workflows/{{name}})")
+        source = "workflows"
+        shown = block_rows(reply, rows, items, source, repository=("description",), key="workflows")
+        if shown < len(items):
+            reply.line(f"[{len(items) - shown} more workflows did not fit]")
         return reply.result()
 
     @server.tool(annotations=PROPOSES)
@@ -269,7 +286,7 @@ def register_workflow_tools(server: MCPServer, access: EngineAccess) -> None:
                 f"run {run_id} started; poll it with run_status (cancel_run stops it); its "
                 "changeset will appear in list_changesets"
             )
-            reply.data.update(run_id=run_id, status="running")
+            reply.put(run_id=run_id, status="running")
             return reply.result()
         relay = ProgressRelay(ctx)
         try:
