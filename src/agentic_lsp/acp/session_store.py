@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS session_runs (
 );
 """
 MAX_LISTED = 200
+IDLE_FORGET_S = 7 * 24 * 3600  # a session that never ran anything is forgotten after a week
 
 
 def default_path() -> Path:
@@ -72,6 +73,10 @@ class SessionStore:
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SCHEMA)
+            db.execute(
+                "DELETE FROM sessions WHERE title = '' AND updated < ?",
+                (time.time() - IDLE_FORGET_S,),
+            )
             self._db = db
         return self._db
 
