@@ -6,21 +6,26 @@ BIN := $(VENV)/bin
 
 .PHONY: install dist demo test lint typecheck bench clean
 
-$(PY) install: pyproject.toml scripts/setup.sh
+$(PY): pyproject.toml scripts/setup.sh
 	VENV=$(VENV) bash scripts/setup.sh
 	@touch $(PY)
 
-install: $(PY)
+# runs the setup every time (quick when everything is installed), once
+install:
+	VENV=$(VENV) bash scripts/setup.sh
+	@touch $(PY)
 
 # The wheel (and sdist) that a tool install takes: `uv tool install dist/agentic_lsp-*.whl` or
 # `pipx install dist/agentic_lsp-*.whl` (README, "Install as a tool"). Built by `python -m build`
 # in a throwaway environment under build/, so it needs neither .venv nor torch.
+DIST ?= dist
+DIST_ENV ?= build/dist-env
 dist:
-	rm -rf dist build/dist-env
-	$(PYTHON) -m venv build/dist-env
-	build/dist-env/bin/python -m pip install --quiet --disable-pip-version-check build
-	build/dist-env/bin/python -m build --outdir dist .
-	@ls dist/agentic_lsp-*.whl
+	rm -rf $(DIST) $(DIST_ENV)
+	$(PYTHON) -m venv $(DIST_ENV)
+	$(DIST_ENV)/bin/python -m pip install --quiet --disable-pip-version-check build
+	$(DIST_ENV)/bin/python -m build --outdir $(DIST) .
+	@ls $(DIST)/agentic_lsp-*.whl
 
 demo: $(PY)
 	HF_HUB_OFFLINE=1 $(BIN)/agentic-lsp demo
