@@ -16,6 +16,7 @@ from lsp_harness import isolated_env, start_editor, stop_editor, trust_folder
 from mcp_fixtures import http_client
 
 from agentic_lsp.config import load_settings
+from agentic_lsp.index.results import SearchResult
 from agentic_lsp.mcp.runtime import RuntimeInfo, read_live_runtime, runtime_path, write_runtime
 from agentic_lsp.workspace import workspace_cache_dir
 
@@ -32,7 +33,14 @@ SOURCES = {
         "        return json.load(fh)\n"
     ),
 }
-HEAVY = ("torch", "sentence_transformers")
+HEAVY = ("torch", "sentence_transformers", "llama_cpp")
+FIELDS = tuple(SearchResult.__dataclass_fields__)
+
+
+def _fields(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The engine's SearchResult fields of each result (the CLI adds its printed line and the
+    snippet it read; MCP adds its snippet)."""
+    return [{k: r[k] for k in FIELDS} for r in results]
 
 
 def _workspace(tmp_path: Path) -> tuple[Path, dict[str, str]]:
@@ -87,11 +95,17 @@ async def test_search_asks_the_editors_server_and_prints_its_answer(tmp_path: Pa
             own_files = await client.call_tool("search_files", {"query": "load json config"})
         answer, stderr, _ = _cli(root, env, "area of a circle", "--functions", "-k", "5")
         assert f"answered by the agentic-lsp server that owns this workspace (pid {pid})" in stderr
-        assert answer["results"] == own.structured_content["results"]
+        assert _fields(answer["results"]) == _fields(own.structured_content["results"])
         assert answer["results"][0]["symbol"] == "Circle.area"
+        # the owner sent no snippet (snippet_lines=0): the lines were read here
+        top = answer["results"][0]
+        assert top["line"] == 2 and top["text"] == "    def area(self, radius):"
+        assert top["snippet"] == "    def area(self, radius):\n"
         assert answer["files_considered"] == own.structured_content["files_considered"]
         files, _, _ = _cli(root, env, "load json config", "-k", "20")
-        assert files["results"] == own_files.structured_content["results"]
+        assert _fields(files["results"]) == _fields(own_files.structured_content["results"])
+        assert files["results"][0]["snippet"] is None  # a file: its best line, no snippet
+        assert files["results"][0]["text"] == "def load_config(path):"
         assert files["results"][0]["path"] == "src/config_loader.py"
     finally:
         assert await stop_editor(editor) == 0

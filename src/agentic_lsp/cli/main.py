@@ -116,7 +116,19 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_arg(search)
     search.add_argument("--functions", action="store_true", help="two-phase: files → functions")
     search.add_argument("-k", "--limit", type=int, default=10, help="results to show")
-    search.add_argument("--json", action="store_true", help="print results as JSON")
+    search.add_argument(
+        "-C",
+        "--context",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N lines around each result's line (a function's: its body after the signature)",
+    )
+    search.add_argument("-A", "--after-context", dest="after", type=int, metavar="N")
+    search.add_argument("-B", "--before-context", dest="before", type=int, metavar="N")
+    search.add_argument(
+        "--json", action="store_true", help="print results as JSON (with snippets, as MCP)"
+    )
     search.add_argument(
         "--wait-dense",
         action="store_true",

@@ -13,21 +13,20 @@
    what the index lacks and answers with the full fusion (the command's behaviour before the
    bridge existed).
 
-Both paths print the same table, and the same JSON (:class:`SearchResponse`'s fields); stderr
-says which path answered.
+Both paths print the same ``path:line:text`` lines and the same JSON
+(:mod:`agentic_lsp.cli.search_output`; the lines are read here either way); stderr says which
+path answered and carries the notes. Exit status 1 when nothing was found, as ripgrep's.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentic_lsp.cli.subcommands import _ProgressBar, _settings, _workspace, err, out
+from agentic_lsp.cli.subcommands import _ProgressBar, _project, _settings, err
 from agentic_lsp.index.results import SearchResponse
 
 if TYPE_CHECKING:
@@ -42,15 +41,23 @@ LEXICAL_NOTE = (
 
 
 def search(args: argparse.Namespace) -> int:
-    root = _workspace(args.workspace)
+    root = _project(args.workspace, "search QUERY -w")
     loaded = _settings(root, args)
     response = None
     if not args.no_bridge:
         response = _from_owner(root, loaded, args)
     if response is None:
         response = _here(root, loaded, args)
-    _print(args, response)
-    return 0
+    from agentic_lsp.cli.search_output import print_response
+
+    before = args.context if args.before is None else args.before
+    after = args.context if args.after is None else args.after
+    print_response(response, root, loaded.settings, before=before, after=after, as_json=args.json)
+    if not response.results:
+        err.print(f"no results for {args.query!r}", markup=False)
+    for note in response.notes:
+        err.print(f"note: {note}", markup=False)
+    return 0 if response.results else 1
 
 
 # -- 1: the owner ---------------------------------------------------------------------------
@@ -119,21 +126,3 @@ def _here(root: Path, loaded: LoadedSettings, args: argparse.Namespace) -> Searc
         err.print("answered here, lexically (no agentic-lsp server owns this workspace)",
                   markup=False)  # fmt: skip
     return response
-
-
-# -- output ---------------------------------------------------------------------------------
-
-
-def _print(args: argparse.Namespace, response: SearchResponse) -> None:
-    if args.json:
-        print(json.dumps(asdict(response), indent=2))
-        return
-    if not response.results:
-        out.print(f"no results for {args.query!r}")
-    for rank, r in enumerate(response.results, start=1):
-        where = f"{r.path}:{r.start_line}-{r.end_line}" if r.kind != "file" else r.path
-        signals = ",".join(f"{k}#{v}" for k, v in r.signals.items())
-        label = f" {r.kind} {r.symbol}" if r.symbol else ""
-        out.print(f"{rank:>2}. {r.score:.4f} {where}{label}  [{signals}]")
-    for note in response.notes:
-        err.print(f"note: {note}", markup=False)

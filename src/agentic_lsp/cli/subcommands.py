@@ -257,5 +257,5 @@ def run(args: argparse.Namespace) -> int:
     """``agentic-lsp run``: a workflow on a task, live progress on stderr, the diff on stdout."""
     from agentic_lsp.cli.run import run_command
 
-    root = _workspace(args.workspace)
+    root = _project(args.workspace, "run TASK -w")
     return run_command(args, root, _settings(root, args), _ProgressBar, err)
