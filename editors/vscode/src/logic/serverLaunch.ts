@@ -145,8 +145,10 @@ export function resolveLaunch(
   throw new LaunchError(
     'The agentic-lsp server was not found (no agentic.server.path, no agentic-lsp in the ' +
       "workspace's virtual environment or the selected Python interpreter, none on PATH).",
-    'Install it with `pipx install agentic-lsp` (or `pip install agentic-lsp` into your ' +
-      'project environment), or set agentic.server.path to the agentic-lsp executable.',
+    'Install it from a checkout of agentic-lsp (it is on no package index): `make install`, or ' +
+      '`make dist` and `uv tool install dist/agentic_lsp-*.whl` (its README has the CPU-torch ' +
+      'flags); then run `agentic-lsp setup vscode`, or set agentic.server.path to the ' +
+      'agentic-lsp executable.',
   );
 }
 

@@ -92,7 +92,7 @@ test('PATH is the last resort; nothing found names the install command and the s
   assert.equal(launch.command, onPath);
   assert.throws(
     () => resolveLaunch(none, path.join(dir, 'ws'), undefined, probe([path.join(dir, 'p1')]), '/home/u'),
-    (error: unknown) => error instanceof LaunchError && /pipx install agentic-lsp/.test(error.fix) && /agentic\.server\.path/.test(error.fix),
+    (error: unknown) => error instanceof LaunchError && /make dist/.test(error.fix) && !/install agentic-lsp\b/.test(error.fix) && /agentic\.server\.path/.test(error.fix),
   );
 });
 
