@@ -5,19 +5,22 @@ over real stdio with the SDK's client.
   double at the LLM boundary, is its model): the ACP session bridges to it instead of being
   refused. The run runs in the owner (its run store records the owner's pid), the session
   streams its plan, stage and diff tool calls, and the accepted file is written by the owner.
+  A review gate is answered through the owner, and a new agent reloads the session from the
+  owner's run store.
 * With no model (Ollama unreachable, no local model installed) a prompt fails at once, before
   any indexing wait, with an error that names the fix.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from pathlib import Path
 
 import pytest
 from acp import RequestError
-from acp_fixtures import RecordingClient, acp_agent, prompt
+from acp_fixtures import WAIT_S, RecordingClient, acp_agent, acp_process, prompt
 from mcp_fixtures import (
     GREET,
     cache_dir,
@@ -27,6 +30,7 @@ from mcp_fixtures import (
     start_http_host,
     stop_process,
 )
+from scripted_workflow import install_workflow
 
 from agentic_lsp.workflows.run_store import RunStore
 
@@ -66,6 +70,42 @@ async def test_a_session_on_a_folder_an_mcp_host_owns_runs_in_that_host(tmp_path
     assert client.writes == []  # the owner applied it, not this client
     assert "def greet(name: str):" in (root / "src/greet.py").read_text()
     assert "accepted src/greet.py (by the owning process)" in said
+
+
+async def test_a_bridged_gate_is_approved_and_the_session_reloads_beside_the_owner(
+    tmp_path: Path,
+) -> None:
+    root = make_workspace(tmp_path, STEPS)
+    install_workflow(root, "acp_gated", "ACP gate", review="human")
+    owner, _info = start_http_host(root, server_env(tmp_path))
+    try:
+        client = RecordingClient(root)
+        client.answers = ["approve", "accept"]
+        async with acp_agent(root, client) as (conn, session_id):
+            reply = await prompt(conn, session_id, "/acp_gated Type the greeting")
+            assert reply.stop_reason == "end_turn"
+        assert [p["options"][0] for p in client.permissions] == ["approve", "accept"]
+        gate = next(c for c in client.of("tool_call") if c.title == "Review stage code")
+        updates = client.of("tool_call_update")
+        assert [u.status for u in updates if u.tool_call_id == gate.tool_call_id] == ["completed"]
+        assert "def greet(name: str):" in (root / "src/greet.py").read_text()
+        assert "accepted src/greet.py (by the owning process)" in client.texts()
+
+        again = RecordingClient(root)
+        async with acp_process(root, again) as (conn, _init):
+            await asyncio.wait_for(
+                conn.load_session(cwd=str(root), session_id=session_id, mcp_servers=[]), WAIT_S
+            )
+        replayed = again.of("tool_call")
+        gate = next(c for c in replayed if c.title == "Review stage code")
+        edit = next(c for c in replayed if c.kind == "edit")
+        assert gate.status == "pending" and edit.status == "completed"
+        answered = [u for u in again.of("tool_call_update") if u.tool_call_id == gate.tool_call_id]
+        assert [u.status for u in answered] == ["completed"]
+        assert "Run " in again.texts() and "succeeded" in again.texts()
+        assert owner.poll() is None
+    finally:
+        stop_process(owner)
 
 
 async def test_a_prompt_without_a_model_fails_at_once_naming_the_fix(tmp_path: Path) -> None:

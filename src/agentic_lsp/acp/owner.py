@@ -61,9 +61,10 @@ class OwnerRuns:
         try:
             text, data, error = await self.link.call(self.owner, tool, arguments)
         except Exception as exc:
+            log.warning("calling %s on pid %s failed", tool, self.owner_pid, exc_info=True)
             raise WorkspaceError(
                 f"the agentic-lsp process that owns {self.root} (pid {self.owner_pid}) did not "
-                f"answer {tool}: {exc}",
+                f"answer {tool}: {_innermost(exc)}",
                 "check that the editor's agentic-lsp server (or the MCP host) still runs, then "
                 "start a new session",
             ) from exc
@@ -199,3 +200,10 @@ def _as_seen(record: dict[str, Any]) -> RunReport:
 def _log_failure(task: asyncio.Future[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.warning("cancelling a run on the owning process failed: %s", task.exception())
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The first leaf of an exception group (the MCP client raises groups from its tasks)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
