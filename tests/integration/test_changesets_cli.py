@@ -89,3 +89,22 @@ def test_an_unknown_id_names_the_list_command(
         assert f"fix: list them: agentic-lsp changesets list -w {workspace}" in err, argv
     assert main(["changesets", "list", "-w", str(workspace)]) == 0
     assert "no changesets in" in capsys.readouterr().err
+
+
+def test_a_stale_file_names_the_refresh_command_and_refresh_rebases_it(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cid = _propose(workspace)
+    w = ["-w", str(workspace)]
+    edited = ORIGINAL.replace("line 20\n", "line twenty\n")  # far from both hunks
+    (workspace / "notes.txt").write_text(edited)
+    assert main(["changesets", "accept", cid, *w]) == 2
+    err = capsys.readouterr().err
+    assert "changed since changeset" in err
+    assert f"agentic-lsp changesets refresh {cid} -w {workspace}" in err
+    assert (workspace / "notes.txt").read_text() == edited  # nothing written
+    assert main(["changesets", "refresh", cid, *w]) == 0
+    assert f"refreshed notes.txt in changeset {cid}" in capsys.readouterr().err
+    assert main(["changesets", "accept", cid, *w]) == 0
+    text = (workspace / "notes.txt").read_text()
+    assert "line twenty\n" in text and "line three\n" in text and "line 35!\n" in text

@@ -2,10 +2,10 @@
 
 ``list`` (newest first), ``show ID`` (the files, hunks and staleness on stderr, the unified diff
 on stdout, so ``show ID > fix.patch`` keeps a patch), ``accept ID`` and ``reject ID`` (whole, some
-files with ``--path``, or some hunks of one file with ``--path P --hunk N``), ``rollback [ID]``
-(undo the newest accept). Every one of them works on the change service the MCP tools and the
-editor's commands use; nothing touches a file except ``accept`` and ``rollback``, and no model or
-index is loaded. ``--json`` prints the same facts as data.
+files with ``--path``, or some hunks of one file with ``--path P --hunk N``), ``refresh ID``
+(rebase files changed since the proposal), ``rollback [ID]`` (undo the newest accept). Each
+works on the change service the MCP tools and the editor's commands use; nothing touches a file
+except ``accept`` and ``rollback``, and no model or index is loaded. ``--json``: the same as data.
 
 Without an editor in the loop the files are written on disk (compare-and-swap, refused when a
 file changed since the proposal) and ``changes.commit_on_accept`` commits exactly them; with the
@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from agentic_lsp.config import LoadedSettings
-from agentic_lsp.errors import ChangesetError
+from agentic_lsp.errors import ChangesetError, StaleChangeset
 
 if TYPE_CHECKING:
     from agentic_lsp.changes.change_service import ChangeService
     from agentic_lsp.changes.changeset import Changeset
 
-ACTIONS = ("list", "show", "accept", "reject", "rollback")
+ACTIONS = ("list", "show", "accept", "reject", "refresh", "rollback")
 
 
 def list_hint(root: Path) -> str:
@@ -67,15 +67,22 @@ def add_parser(
         p.add_argument("id", help="changeset id (see `agentic-lsp changesets list`)")
         p.add_argument("--path", action="append", help="only this file (repeatable)")
         p.add_argument("--hunk", type=int, action="append", help="only this hunk of --path")
+    refresh = action("refresh", "rebase files changed since the proposal where the hunks fit")
+    refresh.add_argument("id", help="changeset id (see `agentic-lsp changesets list`)")
     rollback = action("rollback", "undo the newest accept (of ID, or of any changeset)")
     rollback.add_argument("id", nargs="?", help="changeset id (default: the newest accept)")
 
 
 @contextmanager
-def _named_ids(root: Path) -> Iterator[None]:
-    """A change-service error about an unknown id gets a hint naming the list command."""
+def _cli_hints(root: Path, changeset_id: str | None) -> Iterator[None]:
+    """The change service's hints name this command line's commands: an unknown id the list
+    command, a stale file the refresh command (its own hint names the editor's)."""
     try:
         yield
+    except StaleChangeset as exc:
+        refresh = f"agentic-lsp changesets refresh {changeset_id} -w {root}"
+        hint = f"rebase it on the current content: {refresh}, review it again (show), then accept"
+        raise StaleChangeset(exc.message, hint) from None
     except ChangesetError as exc:
         if exc.message.startswith("no changeset"):
             raise ChangesetError(exc.message, list_hint(root)) from None
@@ -91,9 +98,10 @@ def changesets(args: argparse.Namespace, root: Path, loaded: LoadedSettings, err
         "show": _show,
         "accept": _accept,
         "reject": _reject,
+        "refresh": _refresh,
         "rollback": _rollback,
     }
-    with _named_ids(root):
+    with _cli_hints(root, getattr(args, "id", None)):
         return handlers[args.changesets_command](args, root, loaded, service, err)
 
 
@@ -180,6 +188,21 @@ def _reject(
         return 0
     _say(err, f"rejected; changeset {args.id} is now {changeset.status}; nothing was written")
     return 0
+
+
+def _refresh(
+    args: argparse.Namespace, root: Path, _: LoadedSettings, service: ChangeService, err: Console
+) -> int:
+    result = service.refresh(args.id)
+    conflicts = [{"path": c.path, "reason": c.reason} for c in result.conflicts]
+    if args.json:
+        print(json.dumps({"changeset_id": args.id, "refreshed": result.refreshed,
+                          "conflicts": conflicts}, indent=2))  # fmt: skip
+        return 0 if result.ok else 1
+    _say(err, f"refreshed {', '.join(result.refreshed) or 'nothing'} in changeset {args.id}")
+    for conflict in conflicts:
+        _say(err, f"conflict: {conflict['path']}: {conflict['reason']}")
+    return 0 if result.ok else 1
 
 
 def _rollback(
