@@ -124,6 +124,11 @@ def test_the_bridge_narrows_the_owners_list_and_instructions() -> None:
     listed = JSONRPCResponse(jsonrpc="2.0", id=2, result={"tools": [{"name": n} for n in names]})
     stamp.inbound(SessionMessage(listed))
     assert [t["name"] for t in listed.result["tools"]] == ["search_code", "read_file"]
+    discover = JSONRPCRequest(jsonrpc="2.0", id=4, method="server/discover")
+    stamp.outbound(SessionMessage(discover))
+    found = JSONRPCResponse(jsonrpc="2.0", id=4, result={"instructions": "every tool"})
+    stamp.inbound(SessionMessage(found))  # the 2026 protocol's handshake
+    assert "search_code" in found.result["instructions"]
     later = JSONRPCResponse(jsonrpc="2.0", id=3, result={"tools": [{"name": "run_workflow"}]})
     stamp.inbound(SessionMessage(later))  # not a tools/list answer: left alone
     assert later.result["tools"] == [{"name": "run_workflow"}]

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WATCH_INTERVAL_S = 1.0
+# Answers the launch's tool profile narrows: the lists, and the instructions of a handshake
+# (``initialize``, tracked apart for its version, or the 2026 protocol's ``server/discover``).
+ANSWERS_NARROWED = ("tools/list", "prompts/list", "server/discover")
 
 
 class HeaderStamp:
@@ -52,7 +55,7 @@ class HeaderStamp:
         self.version: str | None = None  # negotiated by an initialize handshake
         self.profile = profile
         self._initialize_ids: set[Any] = set()
-        self._list_ids: dict[Any, str] = {}  # tools/list and prompts/list requests
+        self._list_ids: dict[Any, str] = {}  # requests whose answers are narrowed
 
     def outbound(self, message: SessionMessage) -> SessionMessage:
         raw = message.message
@@ -61,7 +64,7 @@ class HeaderStamp:
             params: dict[str, Any] = raw.params or {}
             meta = params.get("_meta")
             envelope = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
-            if raw.method in ("tools/list", "prompts/list"):
+            if raw.method in ANSWERS_NARROWED:
                 self._list_ids[raw.id] = raw.method
             if raw.method == "initialize":
                 self._initialize_ids.add(raw.id)
@@ -90,6 +93,8 @@ class HeaderStamp:
             ]
         if method == "prompts/list" and not offers(self.profile, "run_workflow"):
             raw.result["prompts"] = []  # each workflow prompt asks for run_workflow
+        if method == "server/discover" and "instructions" in raw.result:
+            raw.result["instructions"] = instructions(self.profile, roots=False)
         if raw.id in self._initialize_ids:
             self._initialize_ids.discard(raw.id)
             version = raw.result.get("protocolVersion")
