@@ -14,11 +14,11 @@ from agentic_lsp.cli.main import main
 from agentic_lsp.errors import AgenticError
 
 
-def _without_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+def _without(monkeypatch: pytest.MonkeyPatch, *hidden: str) -> None:
     real = importlib.util.find_spec
 
     def find_spec(name: str, *args: object, **kwargs: object) -> object:
-        return None if name == "pytest" else real(name, *args, **kwargs)
+        return None if name in hidden else real(name, *args, **kwargs)
 
     monkeypatch.setattr(demo.importlib.util, "find_spec", find_spec)
 
@@ -26,7 +26,7 @@ def _without_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_missing_pytest_stops_the_demo_with_the_fix(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _without_pytest(monkeypatch)
+    _without(monkeypatch, "pytest")
     started: list[str] = []
     monkeypatch.setattr(demo, "_search_demo", lambda *a: started.append("search"))
     assert main(["demo", "--scripted"]) == 2
@@ -43,7 +43,17 @@ def test_with_pytest_the_check_passes() -> None:
 
 
 def test_the_error_is_an_agentic_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    _without_pytest(monkeypatch)
+    _without(monkeypatch, "pytest")
     with pytest.raises(AgenticError) as raised:
         demo.require_test_runner()
     assert raised.value.hint.startswith(str(Path(sys.executable).absolute()))
+
+
+def test_a_uv_tool_without_pip_is_told_the_uv_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _without(monkeypatch, "pytest", "pip")
+    with pytest.raises(AgenticError) as raised:
+        demo.require_test_runner()
+    assert "uv tool install --with pytest" in raised.value.hint
+    assert "-m pip" not in raised.value.hint

@@ -144,11 +144,14 @@ def require_test_runner() -> None:
     if importlib.util.find_spec("pytest") is not None:
         return
     python = Path(sys.executable).absolute()
+    if importlib.util.find_spec("pip") is not None:
+        fix = f"{python} -m pip install pytest (pipx: pipx inject agentic-lsp pytest)"
+    else:  # a uv tool's environment has no pip
+        fix = "install agentic-lsp again with it: uv tool install --with pytest … (as before)"
     raise AgenticError(
         f"the demo's sample project runs its tests with pytest, which is not installed next to "
         f"agentic-lsp (No module named pytest in {python}): an environment problem, not a bug",
-        f"{python} -m pip install pytest (a uv tool: uv tool install --with pytest …; "
-        "pipx: pipx inject agentic-lsp pytest)",
+        fix,
     )
 
 
