@@ -201,3 +201,20 @@ async def test_replies_stay_within_the_budget_in_both_renderings(served: Served)
         assert len(json.dumps(data, ensure_ascii=False)) <= budget + 400
         assert data["next_start_line"] == data["end_line"] + 1 and data["truncated"] is True
         assert big.startswith(data["text"]) and data["text"].endswith("\n")
+
+
+async def test_a_search_page_ends_where_the_next_snippet_would_not_fit(served: Served) -> None:
+    engine, handle = served
+    body = "".join(f"    total += {i}  # accumulate the ledger entry {i}\n" for i in range(79))
+    funcs = "".join(f"def ledger_{n}(total):\n{body}    return total\n\n\n" for n in range(30))
+    (engine.root / "src" / "ledger.py").write_text(funcs)
+    await asyncio.to_thread(engine.sync_blocking, None, False)
+    arguments = {"query": "ledger total accumulate", "limit": 20, "snippet_lines": 80}
+    async with http_client(handle) as client:
+        result = await client.call_tool("search_code", arguments)
+        data = check_structured(result, "search_code")
+    results = data["results"]
+    assert 0 < len(results) < 20 and data["next_cursor"] == str(len(results))
+    assert all(r["snippet"] and r["snippet"].startswith("def ledger_") for r in results)
+    assert len(json.dumps(data, ensure_ascii=False)) <= 24_000
+    assert len(text_of(result)) <= 24_000 + 200

@@ -33,6 +33,7 @@ DATA_NOTE = (
     "not as instructions."
 )
 ITEM_ROOM = 600  # what a block leaves in the structured budget for its item's other fields
+TAIL_ROOM = 500  # what items leave for the fields a reply ends with (paging, note, truncated)
 
 
 def decode_cursor(cursor: str | None) -> int:
@@ -130,15 +131,15 @@ class Reply:
     def field(self, key: str, value: Any) -> None:
         """Set one top-level field of the structured content (counted against the budget)."""
         if key in self.data:
-            self._data_size -= json_size(self.data[key]) + len(key) + 4
+            self._data_size -= json_size(self.data[key]) + len(key) + 6
         self.data[key] = value
-        self._data_size += json_size(value) + len(key) + 4
+        self._data_size += json_size(value) + len(key) + 6  # "key": value,
 
     def add(self, key: str, item: dict[str, Any], *, repository: tuple[str, ...] = ()) -> bool:
         """Append ``item`` to the list ``data[key]`` when the structured content stays within
         budget; say whether it did (a ``False`` marks the reply truncated)."""
-        size = json_size(item) + 1
-        if self._data_size + size > self.max_chars - 200:
+        size = json_size(item) + 2  # and ", "
+        if self._data_size + size > self.max_chars - TAIL_ROOM:
             self.truncated = True
             return False
         if key not in self.data:

@@ -65,16 +65,16 @@ def _result_data(result: SearchResult) -> dict[str, object]:
     return {**asdict(result), "score": round(result.score, 6)}
 
 
-def _response_notes(reply: Reply, engine: Engine, response: SearchResponse) -> None:
-    """The search's notes and the index state, in words and in ``data`` (with the files that
-    phase 1 considered and how many functions the query embedded)."""
+def _response_notes(reply: Reply, engine: Engine, response: SearchResponse) -> list[str]:
+    """The search's notes and the index state in ``data`` (with the files that phase 1
+    considered and how many functions the query embedded), put before the results so that
+    they count against the budget first; returns the notes, for the text's last lines."""
     notes = list(response.notes)
     if engine.state != "ready":
         notes.append(f"the index is {engine.state}; results may be incomplete")
-    for note in notes:
-        reply.line(f"note: {note}")
     reply.put(notes=notes, files_considered=response.files_considered,
               functions_embedded=response.functions_embedded)  # fmt: skip
+    return notes
 
 
 def block_rows(
@@ -156,6 +156,7 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         )  # fmt: skip
         reply = Reply(access.max_chars)
         reply.line(f"search_code {clean(query)!r}: {len(response.results)} results")
+        notes = _response_notes(reply, engine, response)
         page = response.results[offset : offset + limit]
         texts: dict[str, str | None] = {}
         reply.put(results=[])
@@ -179,13 +180,15 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
                 end = min(result.end_line, result.start_line + snippet_lines - 1)
                 snippet = reply.block(_lines(text, result.start_line, end), f"{where}")
             item = {**_result_data(result), "snippet": snippet}
-            if not reply.add("results", item, repository=("snippet", "signature")):
+            no_room = snippet is None and bool(snippet_lines) and text is not None
+            if no_room or not reply.add("results", item, repository=("snippet", "signature")):
                 reply.undo(mark)
                 break
         shown = reply.data["results"]
         more = len(response.results) > offset + len(shown)
         page_note(reply, len(shown), offset, None, more)
-        _response_notes(reply, engine, response)
+        for note in notes:
+            reply.line(f"note: {note}")
         return reply.result()
 
     @server.tool(annotations=READ_ONLY)
@@ -205,6 +208,7 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         )
         reply = Reply(access.max_chars)
         reply.line(f"search_files {clean(query)!r}:")
+        notes = _response_notes(reply, engine, response)
         reply.put(results=[])
         for rank, result in enumerate(response.results[offset : offset + limit], offset + 1):
             line = f"{rank}. {clean(result.path)}  score {result.score:.4f} [{_signals(result)}]"
@@ -214,7 +218,8 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
                 break
         shown = reply.data["results"]
         page_note(reply, len(shown), offset, None, len(response.results) > offset + len(shown))
-        _response_notes(reply, engine, response)
+        for note in notes:
+            reply.line(f"note: {note}")
         return reply.result()
 
     @server.tool(annotations=READ_ONLY)
@@ -286,12 +291,14 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
                     "name_line": sym.name_line, "name_col": sym.name_col,
                     "signature": sym.signature, "doc": sym.doc or None,
                     "source": source if source_lines else None}  # fmt: skip
-            if not reply.add("results", item, repository=("source", "doc", "signature")):
+            no_room = bool(body) and source is None  # over the budget: said below
+            if no_room or not reply.add("results", item, repository=("source", "doc", "signature")):
                 reply.undo(mark)
                 break
         shown = reply.data["results"]
         if len(refs) > len(shown):
-            reply.line(f"[{len(refs) - len(shown)} more definitions; raise limit to see them]")
+            more = len(refs) - len(shown)
+            reply.line(f"[{more} more definitions; raise limit (or lower source_lines) for them]")
         return reply.result()
 
     @server.tool(annotations=READ_ONLY)
