@@ -2,7 +2,8 @@
 test double at the LLM boundary): slash commands arrive and run their workflow, a run left at
 a review gate is listed and reloaded by a new agent process (its task, plan, stage tool calls
 and the pending review replayed before ``session/load`` answers), ``/approve`` goes on from
-there; a session with an additional root runs a prompt about a file of that root there."""
+there; a session with an additional root runs a prompt about a file of that root there, and
+``/review`` asks again about a file review that was dismissed."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ async def test_an_additional_root_runs_the_prompt_about_its_file(tmp_path: Path)
     # the agent's user trusts the second folder too (its settings pick the scripted model)
     set_trusted(trust_store_path(Path(server_env(tmp_path / "a")["AGENTIC_LSP_CONFIG"])), other)
     client = RecordingClient(root, fs=False)
-    client.answers = ["accept"]
+    client.answers = [None, "accept"]  # the first file review is dismissed, /review accepts
     async with acp_agent(root, client, additional=[other]) as (conn, session_id):
         await conn.set_session_mode(session_id=session_id, mode_id="mcp_edit")
         link = resource_link_block("greet.py", f"file://{other}/src/greet.py")
@@ -101,9 +102,14 @@ async def test_an_additional_root_runs_the_prompt_about_its_file(tmp_path: Path)
             WAIT_S,
         )
         assert reply.stop_reason == "end_turn"
+        assert "left pending: src/greet.py" in client.texts()
+        assert (other / "src/greet.py").read_text() == GREET
+        again = await prompt(conn, session_id, "/review")
+        assert again.stop_reason == "end_turn"
         listed = await conn.list_sessions(cwd=str(root))
     assert listed.sessions[0].additional_directories == [str(other)]
-    edit = next(c for c in client.of("tool_call") if c.kind == "edit")
-    assert edit.content[0].path == str(other / "src/greet.py")
+    edits = [c for c in client.of("tool_call") if c.kind == "edit"]
+    assert [e.content[0].path for e in edits] == [str(other / "src/greet.py")] * 2
+    assert len(client.permissions) == 2
     assert "def greet(name: str):" in (other / "src/greet.py").read_text()
     assert (root / "src/greet.py").read_text() == GREET
