@@ -123,7 +123,7 @@ class PromptTurn:
             await runs.check_model(self.workflow)
         except AgenticError as exc:
             raise AgenticError(
-                f"no model can run this workflow: {exc.message}"
+                f"no model can run this workflow: {exc.message.rstrip('.')}"
                 + (f". To fix it: {exc.hint}" if exc.hint else ""),
                 exc.hint,
             ) from exc
