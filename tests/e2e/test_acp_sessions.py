@@ -2,12 +2,14 @@
 test double at the LLM boundary): slash commands arrive and run their workflow, a run left at
 a review gate is listed and reloaded by a new agent process (its task, plan, stage tool calls
 and the pending review replayed before ``session/load`` answers), ``/approve`` goes on from
-there; a session with an additional root runs a prompt about a file of that root there, and
+there, and a run the agent stopped in is resumed with ``/resume`` after a reload; a session
+with an additional root runs a prompt about a file of that root there, and
 ``/review`` asks again about a file review that was dismissed."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 import pygit2
@@ -19,7 +21,14 @@ from scripted_workflow import install_workflow
 from agentic_lsp.trust import set_trusted, trust_store_path
 
 FIRST = edit_reply("def greet(name):", "def greet(name: str):")
-STEPS = [{"role": "code", "match": "Type the greeting", "reply": FIRST}]
+STEPS = [
+    {"role": "code", "match": "Type the greeting", "reply": FIRST},
+    {"role": "code", "match": "Slow greeting", "reply": FIRST, "delay_s": 6},
+]
+
+
+def stage_running(client: RecordingClient) -> bool:
+    return any(c.kind == "think" and c.status == "in_progress" for c in client.of("tool_call"))
 
 
 def texts_of(call: object) -> str:
@@ -85,6 +94,35 @@ async def test_a_run_at_a_gate_is_reloaded_by_a_new_agent_and_approved(tmp_path:
     repo = pygit2.Repository(str(root))
     head = repo.get(repo.head.target)
     assert isinstance(head, pygit2.Commit) and head.parents, "the accept is committed"
+
+
+async def test_a_run_the_agent_stopped_in_is_resumed_after_a_reload(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path, STEPS)
+    first = RecordingClient(root)
+    async with acp_agent(root, first) as (conn, session_id):
+        await conn.set_session_mode(session_id=session_id, mode_id="mcp_edit")
+        turn = asyncio.ensure_future(prompt(conn, session_id, "Slow greeting"))
+        await first.wait_for("the code stage running", lambda: stage_running(first))
+    # the agent stopped (its stdin closed) while the stage waited for the model
+    with contextlib.suppress(BaseException):
+        await asyncio.wait_for(turn, 5)
+    assert (root / "src/greet.py").read_text() == GREET
+
+    again = RecordingClient(root)
+    again.answers = ["accept"]
+    async with acp_process(root, again) as (conn, _init):
+        await asyncio.wait_for(
+            conn.load_session(cwd=str(root), session_id=session_id, mcp_servers=[]), WAIT_S
+        )
+        assert "was interrupted when its agent stopped: /resume goes on" in again.texts()
+        replayed = len(again.updates)
+        reply = await prompt(conn, session_id, "/resume")
+        assert reply.stop_reason == "end_turn"
+    fresh = again.updates[replayed:]
+    said = "".join(u.content.text for u in fresh if u.session_update == "agent_message_chunk")
+    assert "Resuming run" in said and "succeeded" in said
+    assert any(u.session_update == "tool_call" and u.kind == "edit" for u in fresh)
+    assert "def greet(name: str):" in (root / "src/greet.py").read_text()
 
 
 async def test_an_additional_root_runs_the_prompt_about_its_file(tmp_path: Path) -> None:

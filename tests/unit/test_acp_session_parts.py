@@ -31,8 +31,8 @@ def test_commands_put_the_built_ins_first_and_never_shadow_them() -> None:
         {"name": "approve", "description": "a workflow that would shadow the command"},
     ]
     offered = commands(specs)
-    assert [c.name for c in offered] == ["approve", "review", "bug_fix"]
-    bug_fix = offered[2]
+    assert [c.name for c in offered] == ["approve", "review", "resume", "bug_fix"]
+    bug_fix = offered[3]
     assert bug_fix.description == "Fix a bug. Carefully."
     assert bug_fix.input is not None and bug_fix.input.root.hint == "the task"
     assert offered[0].input is None

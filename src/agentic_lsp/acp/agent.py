@@ -44,7 +44,7 @@ from acp.schema import (
 
 from agentic_lsp import __version__
 from agentic_lsp.acp.opening import INVALID_PARAMS, SessionOpener, request_error, review_again
-from agentic_lsp.acp.prompts import APPROVE_COMMAND, REVIEW_COMMAND, read_prompt
+from agentic_lsp.acp.prompts import APPROVE_COMMAND, RESUME_COMMAND, REVIEW_COMMAND, read_prompt
 from agentic_lsp.acp.session import Session
 from agentic_lsp.acp.session_store import SessionStore
 from agentic_lsp.acp.turn import PromptTurn
@@ -176,15 +176,14 @@ class AgenticAgent:
         try:
             if asked.command == REVIEW_COMMAND:
                 return await review_again(session)
-            approve = asked.command == APPROVE_COMMAND
-            workflow = None if approve else asked.command
-            if not asked.text.strip() and not approve:
+            approve, resume = asked.command == APPROVE_COMMAND, asked.command == RESUME_COMMAND
+            workflow = None if approve or resume else asked.command
+            if not asked.text.strip() and not (approve or resume):
                 hint = f"say the task after /{workflow}" if workflow else "say what to do"
                 raise RequestError(INVALID_PARAMS, "the prompt has no text", {"hint": hint})
             target = session.workspace_of(asked.root)
-            turn = PromptTurn(
-                session, asked.text[:MAX_PROMPT_CHARS], asked.context, target, workflow, approve
-            )
+            text = asked.text[:MAX_PROMPT_CHARS]
+            turn = PromptTurn(session, text, asked.context, target, workflow, approve, resume)
             return await turn.run()
         except AgenticError as exc:
             raise request_error(exc) from exc

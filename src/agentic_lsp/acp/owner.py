@@ -1,12 +1,13 @@
 """Runs of a folder another agentic-lsp process owns: the editor's server or an MCP host.
 
 One process owns a folder's index. An ACP session on such a folder does not open it again: it
-starts, answers and cancels runs through the owner's MCP tools (``run_workflow`` without
-waiting, ``respond_to_run``, ``send_message``, ``cancel_run``, ``accept_changeset``,
-``reject_changeset``), reached through the :class:`OwnerLink` port the command line injects,
-and follows them in the folder's run store, where the owner records every event as it happens
-(SQLite, read here while the owner writes). So a bridged session streams the same plan entries
-and tool calls as a local one, and ``session/load`` replays it the same way.
+starts, answers, resumes and cancels runs through the owner's MCP tools (``run_workflow``,
+``respond_to_run``, ``resume_run`` without waiting, ``send_message``, ``cancel_run``,
+``accept_changeset``, ``reject_changeset``), reached through the :class:`OwnerLink` port the
+command line injects, and follows them in the folder's run store, where the owner records
+every event as it happens (SQLite, read here while the owner writes). So a bridged session
+streams the same plan entries and tool calls as a local one, and ``session/load`` replays it
+the same way.
 """
 
 from __future__ import annotations
@@ -115,6 +116,11 @@ class OwnerRuns:
     async def message(self, run_id: str, text: str, sink: EventSink) -> None:
         await self._follow(run_id, sink)
         await self.call("send_message", run_id=run_id, text=text)
+
+    async def resume(self, run_id: str, sink: EventSink) -> None:
+        await self._follow(run_id, sink)
+        self._resumes[run_id] = 1
+        await self.call("resume_run", run_id=run_id, wait=False)
 
     def cancel(self, run_id: str) -> bool:
         task = asyncio.ensure_future(self.call("cancel_run", run_id=run_id))

@@ -3,8 +3,9 @@ and the slash command it invokes.
 
 Slash commands are advertised with ``available_commands_update``: one per workflow of the
 session's folder (``/bugfix the parser drops the last line`` runs ``bugfix`` on that task,
-whatever the session's mode), plus ``/approve`` (approve the review gate the run waits at) and
-``/review`` (ask again about the pending files of the session's last changeset). A ``/word``
+whatever the session's mode), plus ``/approve`` (approve the review gate the run waits at),
+``/review`` (ask again about the pending files of the session's last changeset) and ``/resume``
+(go on with a run an agent restart interrupted). A ``/word``
 that names no command is ordinary text (``/etc/hosts`` stays a path).
 """
 
@@ -26,10 +27,12 @@ log = logging.getLogger(__name__)
 
 COMMAND = re.compile(r"\s*/([A-Za-z0-9_.-]+)(?:\s+(.*))?\Z", re.DOTALL)
 
-APPROVE_COMMAND, REVIEW_COMMAND = "approve", "review"
+APPROVE_COMMAND, REVIEW_COMMAND, RESUME_COMMAND = "approve", "review", "resume"
 BUILT_IN = {
     APPROVE_COMMAND: "Approve the stage the run waits for (its review gate); the run goes on.",
     REVIEW_COMMAND: "Review the pending file changes of this session's last run again.",
+    RESUME_COMMAND: "Go on with the run an agent restart interrupted, from its last completed "
+    "stage.",
 }
 
 
@@ -38,7 +41,7 @@ class Prompt:
     text: str  # the task (a command's name removed)
     context: EditorContext | None  # the first file the prompt refers to, in ``root``
     root: Path | None  # the session folder holding that file
-    command: str | None = None  # a slash command: a workflow name, ``approve`` or ``review``
+    command: str | None = None  # a slash command: a workflow name or a built-in
 
 
 def commands(specs: list[dict[str, Any]]) -> list[AvailableCommand]:

@@ -53,8 +53,8 @@ async def replay_run(runs: RunControl, run_id: str) -> tuple[list[Any], RunRepor
         ))  # fmt: skip
     elif report.status == "interrupted":
         updates.append(update_agent_message_text(
-            f"Run {run_id} was interrupted when its agent stopped; resume it from the editor or "
-            "over MCP (resume_run), or start a new run.\n"
+            f"Run {run_id} was interrupted when its agent stopped: /resume goes on from its last "
+            "completed stage (or send a new task).\n"
         ))  # fmt: skip
     return updates, report
 

@@ -48,6 +48,8 @@ class RunControl(Protocol):
 
     async def message(self, run_id: str, text: str, sink: EventSink) -> None: ...
 
+    async def resume(self, run_id: str, sink: EventSink) -> None: ...
+
     async def wait(self, run_id: str, until_input: bool) -> RunReport: ...
 
     def cancel(self, run_id: str) -> bool: ...
@@ -107,6 +109,9 @@ class LocalRuns:
     async def message(self, run_id: str, text: str, sink: EventSink) -> None:
         self._service.set_sink(run_id, sink)
         await self._service.send_message(run_id, text)
+
+    async def resume(self, run_id: str, sink: EventSink) -> None:
+        await self._service.resume(run_id, sink)
 
     async def wait(self, run_id: str, until_input: bool) -> RunReport:
         return await self._service.wait(run_id, until_input=until_input)

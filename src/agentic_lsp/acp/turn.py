@@ -6,7 +6,8 @@
 * the run is working (a prompt sent while an earlier turn follows it) → the prompt is a message
   for the run's next model call, and this turn follows the run from now on (the earlier turn
   ends);
-* ``/approve`` → the gate the run waits at is approved (also after ``session/load``).
+* ``/approve`` → the gate the run waits at is approved (also after ``session/load``);
+* ``/resume`` → a run an agent restart interrupted goes on from its last completed stage.
 
 Before a new run the model is checked (within seconds, nothing loaded): when none can answer,
 the prompt fails at once with the provider's problem and its fix, before any indexing wait.
@@ -57,7 +58,7 @@ def tokens(report: RunReport) -> tuple[int, int]:
 class PromptTurn:
     """One ``session/prompt``: ``target`` is where a new run runs (the folder of the file the
     prompt names, else ``cwd``); ``workflow`` a slash command's workflow (else the mode's);
-    ``approve``: the ``/approve`` command (the waiting review gate is approved)."""
+    ``approve``/``resume``: the ``/approve`` and ``/resume`` commands."""
 
     def __init__(
         self,
@@ -67,12 +68,13 @@ class PromptTurn:
         target: RunControl | None = None,
         workflow: str | None = None,
         approve: bool = False,
+        resume: bool = False,
     ) -> None:
         self.session, self.text, self.context = session, text, context
         self.target = target or session.runs
         self.explicit = workflow is not None
         self.workflow = workflow or session.workflow
-        self.approve = approve
+        self.approve, self.resume = approve, resume
         self.cancelled, self.handover = session.new_turn()
         self.plan = PlanBoard()
         self._start = (0, 0)
@@ -81,11 +83,17 @@ class PromptTurn:
         session = self.session
         report = await self._current()
         live = report is not None and report.status in ("waiting_input", "running")
-        runs = session.current if live else self.target
+        runs = session.current if live or self.resume else self.target
         if self.approve and (report is None or report.status != "waiting_input"):
             raise AgenticError(
                 "no run of this session waits for a review",
                 "/approve answers a review gate; send a task to start a run",
+            )
+        if self.resume and (report is None or report.status != "interrupted"):
+            status = f"its run is {report.status}" if report else "it has no run"
+            raise AgenticError(
+                f"nothing to resume in this session: {status}",
+                "/resume goes on with a run an agent restart interrupted; send a task instead",
             )
         if live and self.explicit:
             assert report is not None
@@ -106,6 +114,10 @@ class PromptTurn:
                     stage = self._gate_stage(report)
                     await self._say(f"Revising stage {stage} with your feedback.")
                     await runs.respond(report.run_id, REVISE, self.text, stream.sink)
+            elif self.resume and report is not None:
+                self._start = tokens(report)
+                await self._say(f"Resuming run {report.run_id} from its last completed stage.")
+                await runs.resume(report.run_id, stream.sink)
             elif report is not None and report.status == "running":
                 self._start = tokens(report)
                 await runs.message(report.run_id, self.text, stream.sink)
