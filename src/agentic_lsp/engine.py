@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import threading
 from collections import Counter
@@ -23,20 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.errors import Cancelled
-from agentic_lsp.index.embedding.model import (
-    PROVISIONAL_DIM,
-    EmbedderUnavailable,
-    embedding_model_id,
-    is_ollama,
-    model_dimension,
-    remember_dimension,
-)
+from agentic_lsp.index.embedding.model import EmbedderUnavailable, embedding_model_id, is_ollama
 from agentic_lsp.index.indexer import Indexer
+from agentic_lsp.index.opening_state import state_snapshot, store_dimension
 from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary, ProgressFn
 from agentic_lsp.index.retrieval.search import Searcher, SearchResponse
-from agentic_lsp.index.state_snapshot import StateSnapshot
-from agentic_lsp.index.storage.opening import OpenedStore, open_store, recorded_dim
-from agentic_lsp.index.storage.vector_store import META_FILE, SCHEMA_VERSION
+from agentic_lsp.index.storage.opening import OpenedStore, open_store
 from agentic_lsp.index.sync import Watcher
 from agentic_lsp.navigation import Navigation, ReadableFiles
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
@@ -51,6 +42,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 IndexListener = Callable[[str, IndexProgress | IndexSummary | None], Any]
+DENSE_LOADING_NOTE = (
+    "answered from the lexical, symbol and mention signals: the embedding model is loading "
+    "(seconds); dense results join the next searches"
+)
 
 
 class Engine:
@@ -74,6 +69,8 @@ class Engine:
         self._navigation: Navigation | None = None
         # set by an editor-connected LSP server: accepts and rollbacks then go through the editor
         self.editor_review: EditorReview | None = None
+        self._model_loader: threading.Thread | None = None
+        self._model_failed = ""  # why a background model load failed
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -84,7 +81,7 @@ class Engine:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         idx = self.settings.index
         model_id = embedding_model_id(idx.embedding_model)
-        dim, unavailable = self._embedding_dim(model_id)
+        dim, unavailable = store_dimension(self.settings, self.cache_dir, model_id)
         self._opened = open_store(
             idx.store,
             path=self.cache_dir / "store",
@@ -104,54 +101,11 @@ class Engine:
             self._opened.store,
             self.cache_dir,
             self._buffers,
-            snapshot=self._state_snapshot(model_id, dim),
+            snapshot=state_snapshot(self.root, self.settings, self.cache_dir, model_id, dim),
         )
         self._indexer.load_state()
         self._searcher = Searcher(self._indexer)
         self._navigation = Navigation(self._indexer, self.readable)
-
-    def _state_snapshot(self, model_id: str, dim: int) -> StateSnapshot | None:
-        """The restart snapshot of an embedded store (a server's store may be written by other
-        processes, so it is always read). Tied to this store: its meta's creation stamp."""
-        if self.settings.index.store != "edge":
-            return None
-        store_dir = self.cache_dir / "store"
-        try:
-            meta = json.loads((store_dir / META_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        identity = {
-            "root": str(self.root),
-            "store": str(store_dir),
-            "created": meta.get("created"),
-            "schema_version": SCHEMA_VERSION,
-            "model_id": model_id,
-            "dim": dim,
-        }
-        return StateSnapshot(self.cache_dir, identity)
-
-    def _embedding_dim(self, model_id: str) -> tuple[int, str]:
-        """The store's dimension, and why dense search is unavailable ("" when it is not).
-
-        A remote embedder (Ollama) that is down does not keep the index closed: a store it built
-        earlier records its dimension, else a provisional one is assumed (the next start with the
-        server up rebuilds the store if the model's differs); lexical and symbol search work.
-        """
-        idx = self.settings.index
-        spec, host = idx.embedding_model, self.settings.llm.ollama_host
-        try:
-            return model_dimension(spec, host), ""
-        except EmbedderUnavailable as exc:
-            recorded = None
-            if idx.store == "edge":
-                recorded = recorded_dim(self.cache_dir / "store", model_id)
-            if recorded is None and is_ollama(spec):
-                recorded = PROVISIONAL_DIM
-            if recorded is None:
-                raise
-            log.warning("%s; opening the index for lexical search only", exc.message)
-            remember_dimension(spec, host, recorded)
-            return recorded, f"dense search unavailable: {exc.message}"
 
     async def start(self, *, index: bool = True, watch: bool | None = None) -> None:
         """Open the index, start a background sync and the file watcher; returns at once."""
@@ -378,22 +332,53 @@ class Engine:
         functions: bool = True,
         sections: bool = False,
         lanes: frozenset[str] | None = None,
-        dense: bool = True,
+        dense: bool | None = None,
     ) -> SearchResponse:
         """Files (``functions=False``) or two-phase results; ``lanes`` None: the task's own.
 
         ``dense=False`` answers from the lexical, symbol and mention signals only: no query
         embedding, so the embedding model is never loaded (nor functions embedded) for it.
+        ``None`` (servers): dense once a local model is loaded; until then the answer comes at
+        once from the other signals, with a note, while the model loads in the background — a
+        first request never waits seconds for it (an Ollama embedder loads nothing here: it is
+        asked at once). ``True`` waits for the model.
         """
         searcher = self.searcher
+        note = None
+        if dense is None:
+            dense = self.embedder_ready() or is_ollama(self.settings.index.embedding_model)
+            if not dense:
+                note = self._load_model_in_background()
         off = frozenset() if dense else frozenset({"dense"})
         if not functions:
-            return await asyncio.to_thread(
+            response = await asyncio.to_thread(
                 lambda: searcher.search_files(query, limit, lanes=lanes, disabled=off)
             )
-        return await asyncio.to_thread(
-            lambda: searcher.search(query, limit, None, sections, lanes=lanes, disabled=off)
-        )
+        else:
+            response = await asyncio.to_thread(
+                lambda: searcher.search(query, limit, None, sections, lanes=lanes, disabled=off)
+            )
+        if note is not None:
+            response.notes.append(note)
+        return response
+
+    def _load_model_in_background(self) -> str:
+        """Start loading the embedding model in a daemon thread (once); the note for an answer
+        given meanwhile (or, once a load failed, why dense search is unavailable)."""
+        if self._model_loader is None:
+
+            def load() -> None:
+                try:
+                    self.indexer.embedder()
+                except EmbedderUnavailable as exc:
+                    log.warning("dense search unavailable: %s", exc.message)
+                    self._model_failed = f"dense search unavailable: {exc.message}"
+
+            self._model_loader = threading.Thread(
+                target=load, name="agentic-model-load", daemon=True
+            )
+            self._model_loader.start()
+        return self._model_failed or DENSE_LOADING_NOTE
 
 
 __all__ = ["Cancelled", "Engine"]

@@ -1,0 +1,73 @@
+"""What opening a workspace's index needs to know before the store opens: the vectors'
+dimension (without loading the model) and the restart snapshot tied to the store.
+
+Read from files only: the model's config, the store's ``meta.json``; an Ollama embedder is
+asked once for its dimension (cached per process).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from agentic_lsp.config import Settings
+from agentic_lsp.index.embedding.model import (
+    PROVISIONAL_DIM,
+    EmbedderUnavailable,
+    is_ollama,
+    model_dimension,
+    remember_dimension,
+)
+from agentic_lsp.index.state_snapshot import StateSnapshot
+from agentic_lsp.index.storage.opening import recorded_dim
+from agentic_lsp.index.storage.vector_store import META_FILE, SCHEMA_VERSION
+
+log = logging.getLogger(__name__)
+
+
+def state_snapshot(
+    root: Path, settings: Settings, cache_dir: Path, model_id: str, dim: int
+) -> StateSnapshot | None:
+    """The restart snapshot of an embedded store (a server's store may be written by other
+    processes, so it is always read). Tied to this store: its meta's creation stamp."""
+    if settings.index.store != "edge":
+        return None
+    store_dir = cache_dir / "store"
+    try:
+        meta = json.loads((store_dir / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    identity = {
+        "root": str(root),
+        "store": str(store_dir),
+        "created": meta.get("created"),
+        "schema_version": SCHEMA_VERSION,
+        "model_id": model_id,
+        "dim": dim,
+    }
+    return StateSnapshot(cache_dir, identity)
+
+
+def store_dimension(settings: Settings, cache_dir: Path, model_id: str) -> tuple[int, str]:
+    """The store's dimension, and why dense search is unavailable ("" when it is not).
+
+    A remote embedder (Ollama) that is down does not keep the index closed: a store it built
+    earlier records its dimension, else a provisional one is assumed (the next start with the
+    server up rebuilds the store if the model's differs); lexical and symbol search work.
+    """
+    idx = settings.index
+    spec, host = idx.embedding_model, settings.llm.ollama_host
+    try:
+        return model_dimension(spec, host), ""
+    except EmbedderUnavailable as exc:
+        recorded = None
+        if idx.store == "edge":
+            recorded = recorded_dim(cache_dir / "store", model_id)
+        if recorded is None and is_ollama(spec):
+            recorded = PROVISIONAL_DIM
+        if recorded is None:
+            raise
+        log.warning("%s; opening the index for lexical search only", exc.message)
+        remember_dimension(spec, host, recorded)
+        return recorded, f"dense search unavailable: {exc.message}"
