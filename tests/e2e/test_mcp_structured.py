@@ -161,7 +161,7 @@ async def test_workflow_and_run_tools_carry_outputs_and_diffs(served: Served) ->
         )
         assert data["status"] == "succeeded" and data["changeset_id"]
         assert f"+{TYPED}" in data["diff"] and f"+{TYPED}" in text
-        assert data["stages"][0]["stage"] == "code" and data["stages"][0]["ok"] is True
+        assert data["outcomes"][0]["stage"] == "code" and data["outcomes"][0]["ok"] is True
         run_id = data["run_id"]
 
         text, data = await call(client, "run_status", {"run_id": run_id})
@@ -181,9 +181,15 @@ async def test_workflow_and_run_tools_carry_outputs_and_diffs(served: Served) ->
         assert f"+{TYPED}" in data["pending"]["diff"] and f"+{TYPED}" in text
         _, sent = await call(client, "send_message", {"run_id": gate_id, "text": "be brief"})
         assert sent["message"]["text"] == "be brief"
-        text, data = await call(client, "respond_to_run", {"run_id": gate_id,
-                                                           "decision": "approve"})  # fmt: skip
-        assert data["status"] == "succeeded" and f"+{TYPED}" in data["diff"]
+        approve = {"run_id": gate_id, "decision": "approve", "wait": False}
+        _, data = await call(client, "respond_to_run", approve)
+        assert data["run_id"] == gate_id and isinstance(data["stages"], dict)  # a status
+        for _ in range(300):
+            text, data = await call(client, "run_status", {"run_id": gate_id})
+            if data["status"] == "succeeded":
+                break
+            await asyncio.sleep(0.1)
+        assert data["status"] == "succeeded" and data["changeset_id"]
 
         _, data = await call(client, "cancel_run", {"run_id": gate_id})
         assert data == {"run_id": gate_id, "cancelled": False}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.message import SessionMessage
@@ -66,6 +67,13 @@ async def test_search_profile_stays_within_its_token_target() -> None:
     visible = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
                for t in tools]  # fmt: skip
     assert estimate_tokens(json.dumps(visible)) <= 1500
+
+
+@pytest.mark.parametrize("tool", sorted(OUTPUT_SCHEMAS))
+def test_output_schemas_are_valid_json_schemas(tool: str) -> None:
+    schema = OUTPUT_SCHEMAS[tool]
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["type"] == "object" and {"note", "truncated"} <= set(schema["properties"])
 
 
 def test_profile_names_are_checked() -> None:

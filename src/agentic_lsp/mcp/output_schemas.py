@@ -59,18 +59,20 @@ CHANGESET_FILE = obj(
 CHANGESET = {"changeset_id": STR, "status": STR, "run_id": opt(STR), "title": STR,
              "files": arr(CHANGESET_FILE)}
 PENDING = obj({}, {"stage": STR, "question": STR, "diff": opt(STR)})
-RUN_STATUS = obj(
-    {"run_id": STR, "status": STR, "task": STR},
-    {"workflow": opt(STR), "stage": STR, "attempt": INT, "progress": INT, "usage": ANY_OBJ,
-     "pending": opt(PENDING), "stages": ANY_OBJ, "changeset_id": opt(STR), "error": STR,
-     "started": NUM, "finished": opt(NUM), "messages": arr(ANY_OBJ), "resumable": BOOL},
-)
+RUN_STATUS_FIELDS = {
+    "workflow": opt(STR), "stage": STR, "attempt": INT, "progress": INT, "usage": ANY_OBJ,
+    "pending": opt(PENDING), "stages": ANY_OBJ, "changeset_id": opt(STR), "error": STR,
+    "started": NUM, "finished": opt(NUM), "messages": arr(ANY_OBJ), "resumable": BOOL,
+}
+RUN_STATUS = obj({"run_id": STR, "status": STR, "task": STR}, RUN_STATUS_FIELDS)
+# A run's report (run_workflow, and respond_to_run / resume_run with wait); without wait those
+# answer with the run's status, so its fields are allowed too (`stages`: stage -> state).
 RUN_REPORT = reply(
     {"run_id": STR, "status": STR},
-    {"workflow": opt(STR), "changeset_id": opt(STR), "usage": ANY_OBJ, "provider": opt(STR),
-     "reasoning": opt(STR), "skipped_stages": ANY_OBJ, "error": STR, "test_output": opt(STR),
-     "stages": arr(obj({"stage": STR, "attempt": INT, "ok": BOOL}, {"output": opt(STR)})),
-     "pending": PENDING, "editor_context": ANY_OBJ, "changeset_status": STR,
+    {**RUN_STATUS_FIELDS, "task": STR, "provider": opt(STR),
+     "reasoning": opt(STR), "skipped_stages": ANY_OBJ, "test_output": opt(STR),
+     "outcomes": arr(obj({"stage": STR, "attempt": INT, "ok": BOOL}, {"output": opt(STR)})),
+     "pending": opt(PENDING), "editor_context": ANY_OBJ, "changeset_status": STR,
      "title": STR, "summary": opt(STR), "files": arr(CHANGESET_FILE), "diff": opt(STR),
      "refined_changeset_id": STR},
 )

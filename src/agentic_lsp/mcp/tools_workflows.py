@@ -139,7 +139,7 @@ async def report_run(engine: Engine, reply: Reply, report: RunReport) -> None:
     reply.line(f"tokens: {describe_usage(report.usage)}")
     reply.put(run_id=report.run_id, status=report.status, workflow=report.workflow,
               changeset_id=report.changeset_id, usage=report.usage, provider=report.provider,
-              skipped_stages=dict(report.skipped_stages), stages=[])  # fmt: skip
+              skipped_stages=dict(report.skipped_stages), outcomes=[])  # fmt: skip
     if report.reasoning:
         shown = reply.block(report.reasoning, "orchestrator reasoning (model output)")
         reply.put(reasoning=shown, repository=("reasoning",))
@@ -153,7 +153,7 @@ async def report_run(engine: Engine, reply: Reply, report: RunReport) -> None:
         output = reply.block(body, f"stage {outcome.stage} output (model output)") if body else ""
         item = {"stage": outcome.stage, "attempt": outcome.attempt, "ok": outcome.ok,
                 "output": output}  # fmt: skip
-        reply.add("stages", item, repository=("output",))
+        reply.add("outcomes", item, repository=("output",))
     if report.error:
         reply.line(f"error: {clean(report.error, 1000)}")
         reply.put(error=clean(report.error, 1000))
