@@ -76,3 +76,18 @@ def test_cli_reports_a_refused_root(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_project_folder_is_accepted(tmp_path: Path) -> None:
     check_workspace(tmp_path)
+
+
+def test_tools_is_for_stdio_launches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTIC_LSP_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "project").mkdir()
+    argv = ["mcp", "--workspace", str(tmp_path / "project"), "--http", "0", "--tools", "search"]
+    assert main(argv) == 2
+    assert "--tools shapes a stdio launch; an HTTP endpoint lists every tool" in (
+        capsys.readouterr().err
+    )
+    with pytest.raises(SystemExit):
+        main(["mcp", "--tools", "everything"])
