@@ -11,7 +11,10 @@ import pytest
 
 from agentic_lsp.cli.main import build_parser, main
 
-COMMANDS = ["serve", "mcp", "index", "search", "run", "doctor", "setup", "trust", "demo"]
+COMMANDS = [
+    "serve", "mcp", "acp", "index", "search", "run", "changesets", "doctor", "setup", "trust",
+    "models", "demo",
+]  # fmt: skip
 
 
 def _run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):

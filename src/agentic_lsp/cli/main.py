@@ -1,5 +1,5 @@
-"""Command-line entry point: ``agentic-lsp serve | mcp | acp | index | search | run | doctor |
-setup | trust | models | demo``.
+"""Command-line entry point: ``agentic-lsp serve | mcp | acp | index | search | run |
+changesets | doctor | setup | trust | models | demo``.
 
 Heavy modules (torch, qdrant, langgraph) are imported inside the command that needs them, so
 ``--help`` and ``doctor`` start fast. Every :class:`AgenticError` ends as a message plus the fix on

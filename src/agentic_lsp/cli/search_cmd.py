@@ -113,7 +113,7 @@ def _here(root: Path, loaded: LoadedSettings, args: argparse.Namespace) -> Searc
         if not engine.indexed_files():
             err.print(f"no index for {root} yet: indexing it first")
         with _ProgressBar(enabled=err.is_terminal and not args.json) as bar:
-            engine.sync_blocking(bar, embed=args.wait_dense)
+            engine.sync_blocking(bar, embed=args.wait_dense, background=False)
         response = asyncio.run(
             engine.search(args.query, args.limit, functions=args.functions, dense=args.wait_dense)
         )
