@@ -51,6 +51,7 @@ async def test_a_run_at_a_gate_is_reloaded_by_a_new_agent_and_approved(tmp_path:
         reply = await prompt(conn, session_id, "/acp_gated Type the greeting")
         assert reply.stop_reason == "end_turn"
         assert "Stage code waits for your feedback" in first.texts()
+        assert [u.title for u in first.of("session_info_update")] == ["Type the greeting"]
     assert (root / "src/greet.py").read_text() == GREET
 
     again = RecordingClient(root)

@@ -116,6 +116,7 @@ class SessionOpener:
             )
         roots = additional if additional else stored.roots
         session, modes = await self.open(session_id, cwd, roots)
+        session.titled = bool(stored.title)
         if additional:
             await asyncio.to_thread(self.store.set_roots, session_id, list(session.extra))
         for run_id, run_root in stored.runs:

@@ -11,17 +11,18 @@ when another agentic-lsp process owns the folder, that process's
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
-from acp.schema import PermissionOption, ToolCallUpdate
+from acp.schema import PermissionOption, SessionInfoUpdate, ToolCallUpdate
 
 from agentic_lsp.acp.owner import OwnerRuns
 from agentic_lsp.acp.runs import LocalRuns, RunControl
-from agentic_lsp.acp.session_store import SessionStore
+from agentic_lsp.acp.session_store import SessionStore, title_of
 from agentic_lsp.errors import AgenticError
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ class Session:
     extra: dict[Path, RunControl] = field(default_factory=dict)
     workspace: RunControl | None = None  # where the current run runs (default: ``runs``)
     store: SessionStore | None = None  # remembers the session's runs for session/load
+    titled: bool = False  # its first task named it
     run_id: str | None = None
     # the prompt turn following the run: its cancel and hand-over signals
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
@@ -154,8 +156,20 @@ class Session:
         self.mode = mode_id
 
     async def remember(self, run_id: str, root: Path, task: str) -> None:
+        """Record the run for ``session/load``; the first one names the session (the client
+        hears the title as a ``session_info_update``)."""
         if self.store is not None:
             await asyncio.to_thread(self.store.add_run, self.id, run_id, root, task)
+        if not self.titled:
+            self.titled = True
+            now = datetime.datetime.now(datetime.UTC).isoformat().replace("+00:00", "Z")
+            info = SessionInfoUpdate(
+                session_update="session_info_update", title=title_of(task), updated_at=now
+            )
+            try:
+                await self.client.send(info)
+            except Exception as exc:  # the client went away; the run goes on
+                log.debug("session title not sent: %s", exc)
 
     def new_turn(self) -> tuple[asyncio.Event, asyncio.Event]:
         """Signals for a new prompt turn; an older turn still following the run hands over."""

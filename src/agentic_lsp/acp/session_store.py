@@ -45,6 +45,11 @@ MAX_LISTED = 200
 IDLE_FORGET_S = 7 * 24 * 3600  # a session that never ran anything is forgotten after a week
 
 
+def title_of(task: str) -> str:
+    """A session's title: its first task on one line, cut short."""
+    return " ".join(task.split())[:120]
+
+
 def default_path() -> Path:
     return Path(platformdirs.user_cache_dir("agentic-lsp")) / "acp" / "sessions.sqlite"
 
@@ -110,7 +115,7 @@ class SessionStore:
                 db.execute(
                     "UPDATE sessions SET updated = ?, title = CASE WHEN title = '' THEN ? "
                     "ELSE title END WHERE session_id = ?",
-                    (time.time(), " ".join(task.split())[:120], session_id),
+                    (time.time(), title_of(task), session_id),
                 )
                 db.execute("COMMIT")
             except sqlite3.Error:
