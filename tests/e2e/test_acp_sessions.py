@@ -13,7 +13,8 @@ import contextlib
 from pathlib import Path
 
 import pygit2
-from acp import resource_link_block, text_block
+import pytest
+from acp import RequestError, resource_link_block, text_block
 from acp_fixtures import WAIT_S, RecordingClient, acp_agent, acp_process, prompt
 from mcp_fixtures import GREET, edit_reply, make_workspace, server_env
 from scripted_workflow import install_workflow
@@ -68,6 +69,12 @@ async def test_a_run_at_a_gate_is_reloaded_by_a_new_agent_and_approved(tmp_path:
         ]
         assert listed.sessions[0].updated_at and listed.next_cursor is None
 
+        with pytest.raises(RequestError, match="no session 'nope' to load") as unknown:
+            await conn.load_session(cwd=str(root), session_id="nope", mcp_servers=[])
+        assert unknown.value.code == -32602 and "session/list" in unknown.value.data["hint"]
+        with pytest.raises(RequestError, match=f"belongs to {root}"):
+            await conn.load_session(cwd=str(tmp_path), session_id=session_id, mcp_servers=[])
+        assert again.updates == []
         loaded = await asyncio.wait_for(
             conn.load_session(cwd=str(root), session_id=session_id, mcp_servers=[]), WAIT_S
         )
