@@ -159,3 +159,19 @@ def test_the_disk_root_and_the_home_folder_are_refused(
         err = capsys.readouterr().err
         assert f"refusing to serve {Path(folder).resolve()} as a workspace" in err
         assert f"agentic-lsp {command}" in err
+
+
+def test_acp_agent_modules_import_no_model_or_llm_stack() -> None:
+    """``agentic-lsp acp`` answers ``initialize`` from these modules: the LLM stack (langchain,
+    ~0.8 s and ~60 MiB) is imported only when a prompt checks the model."""
+    probe = (
+        "import sys\n"
+        "import agentic_lsp.acp.launch, agentic_lsp.acp.agent, agentic_lsp.acp.runs\n"
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded = set(done.stdout.split())
+    assert "agentic_lsp" in loaded
+    assert not loaded & (MODEL | LLM_STACK), sorted(loaded & (MODEL | LLM_STACK))

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentic_lsp.acp.workspaces import index_settled
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.llm.providers import check_provider
 from agentic_lsp.workflows.editor_context import EditorContext
 from agentic_lsp.workflows.events import EventSink, RunEvent, RunReport
 
@@ -85,6 +84,8 @@ class LocalRuns:
         """Within seconds and without loading a model: can the model answer? Raises the
         provider's error (what is missing, and the command that fixes it) before any indexing
         wait, instead of a run that fails later."""
+        from agentic_lsp.llm.providers import check_provider  # langchain: only when asked
+
         await check_provider(self.engine.settings.llm, ["orchestrator"] if workflow is None else [])
 
     async def report(self, run_id: str) -> RunReport | None:
