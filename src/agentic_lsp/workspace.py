@@ -66,5 +66,16 @@ def relative_to_workspace(root: Path, candidate: str | os.PathLike[str]) -> str:
     return PurePosixPath(*rel.parts).as_posix() if rel.parts else "."
 
 
+def not_a_project(root: Path, *homes: Path) -> str:
+    """Why ``root`` (resolved) is surely not a project — the whole disk or a home folder (this
+    user's, or one of ``homes``) — or "". Clients often launch servers from ``/`` or ``~``, and
+    indexing those crawls the disk: every entry point refuses them by this one rule."""
+    if root == Path(root.anchor):
+        return f"{root} is the whole disk, not a project"
+    if root in {Path.home().resolve(), *(home.resolve() for home in homes)}:
+        return f"{root} is your home folder, not a project"
+    return ""
+
+
 def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents

@@ -157,7 +157,7 @@ def test_the_disk_root_and_the_home_folder_are_refused(
                 "run": ["run", "a task", "-w", folder]}[command]  # fmt: skip
         assert main(argv) == 2
         err = capsys.readouterr().err
-        assert f"refusing to serve {Path(folder).resolve()} as a workspace" in err
+        assert f"refusing to serve it as a workspace: {Path(folder).resolve()} is " in err
         assert f"agentic-lsp {command}" in err
 
 

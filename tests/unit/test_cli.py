@@ -90,3 +90,24 @@ def test_logs_never_go_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert code == 2
     assert "index.bad_key: unknown key" in err
     assert out == ""
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
+    """``agentic-lsp setup neovim --print | head``: the reader left; no traceback, exit 141."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write now fails with EPIPE
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".config")}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "agentic_lsp", "setup", "neovim", "--print"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr

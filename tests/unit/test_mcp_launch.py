@@ -13,6 +13,7 @@ from agentic_lsp.cli.main import main
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.mcp.launch import check_workspace, find_owner
 from agentic_lsp.mcp.runtime import RuntimeInfo, runtime_path, write_runtime
+from agentic_lsp.workspace import not_a_project
 
 
 def _info(port: int) -> RuntimeInfo:
@@ -91,3 +92,13 @@ def test_tools_is_for_stdio_launches(
     )
     with pytest.raises(SystemExit):
         main(["mcp", "--tools", "everything"])
+
+
+def test_one_rule_names_the_disk_and_any_home_given(tmp_path: Path) -> None:
+    other_home = tmp_path / "home"
+    other_home.mkdir()
+    assert not_a_project(Path("/")) == "/ is the whole disk, not a project"
+    assert "home folder" in not_a_project(Path.home().resolve())
+    assert "home folder" in not_a_project(other_home, other_home)
+    assert not_a_project(other_home) == ""  # not this user's home, and not given
+    assert not_a_project(other_home / "project", other_home) == ""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.errors import WorkspaceError
-from agentic_lsp.workspace import workspace_cache_dir
+from agentic_lsp.workspace import not_a_project, workspace_cache_dir
 
 if TYPE_CHECKING:
     from agentic_lsp.acp.owner import OwnerLink
@@ -51,9 +51,10 @@ def check_folder(cwd: str) -> Path:
     root = path.resolve()
     if not root.is_dir():
         raise WorkspaceError(f"cwd {cwd} is not a folder", "open a project folder")
-    if root == Path(root.anchor) or root == Path.home().resolve():
+    why = not_a_project(root)
+    if why:
         raise WorkspaceError(
-            f"refusing to serve {root} as a workspace (the whole disk or home folder)",
+            f"refusing to serve it as a workspace: {why}",
             "open the project folder, or start agentic-lsp acp --workspace /path/to/project",
         )
     return root

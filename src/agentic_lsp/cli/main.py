@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -332,6 +333,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("agentic-lsp: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `agentic-lsp search … | head`: the reader has what it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's exit-time flush must not fail again
+        return 141  # 128 + SIGPIPE, as a shell reports a command a pipe cut short
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from agentic_lsp.cli.setup_files import ConfigTarget
 from agentic_lsp.cli.setup_neovim import neovim_entry
 from agentic_lsp.editor_assets import neovim_plugin_dir
 from agentic_lsp.errors import AgenticError
+from agentic_lsp.workspace import not_a_project
 
 CLIENTS = ("claude-code", "claude-desktop", "codex", "zed", "vscode", "neovim")
 NAME = "agentic-lsp"
@@ -138,9 +139,10 @@ def _project(path: Path, home: Path) -> Path:
     root = path.expanduser().resolve()
     if not root.is_dir():
         raise AgenticError(f"{root} is not a folder", "pass an existing project folder")
-    if root == Path(root.anchor) or root in (home.resolve(), Path.home().resolve()):
+    why = not_a_project(root, home)
+    if why:
         raise AgenticError(
-            f"{root} is the whole disk or your home folder, not a project",
+            why,
             "run setup from the project folder, or pass --workspace /path/to/project",
         )
     return root

@@ -36,7 +36,7 @@ from agentic_lsp.mcp.runtime import (
     runtime_path,
     untrusted_reason,
 )
-from agentic_lsp.workspace import workspace_cache_dir
+from agentic_lsp.workspace import not_a_project, workspace_cache_dir
 
 if TYPE_CHECKING:
     from agentic_lsp.engine import Engine
@@ -81,9 +81,10 @@ def find_owner(cache_dir: Path, connect_timeout: float = 2.0) -> RuntimeInfo | N
 
 def check_workspace(root: Path) -> None:
     """Refuse roots that are surely not a project: clients often launch servers from ``/``."""
-    if root == Path(root.anchor) or root == Path.home().resolve():
+    why = not_a_project(root)
+    if why:
         raise AgenticError(
-            f"refusing to serve {root} as a workspace (the whole disk or home folder)",
+            f"refusing to serve it as a workspace: {why}",
             "pass the project folder: agentic-lsp mcp --workspace /path/to/project",
         )
 
