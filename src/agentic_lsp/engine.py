@@ -167,12 +167,9 @@ class Engine:
     def workflow_mermaid(self, name: str) -> str:
         """The workflow as mermaid, every optional stage planned (as ``workflows.graph_mermaid``
         draws a workflow), without the run service and its LLM stack."""
-        from agentic_lsp.workflows.graph import mermaid
-        from agentic_lsp.workflows.planner import StageChoice, assemble_plan
+        from agentic_lsp.workflows.graph import workflow_mermaid
 
-        spec = self.workflow(name)
-        every = {s.id: StageChoice(True, "shown") for s in spec.stages if not s.required}
-        return mermaid(assemble_plan(spec, "(any task)", every))
+        return workflow_mermaid(self.workflow(name))
 
     def run_ports(self) -> RunPorts:
         """The ports a workflow service works on (the index is opened when a run starts)."""

@@ -16,9 +16,9 @@ from typing import Any, cast
 
 from langgraph.graph import END, START, StateGraph
 
-from agentic_lsp.workflows.planner import Plan
+from agentic_lsp.workflows.planner import Plan, StageChoice, assemble_plan
 from agentic_lsp.workflows.routing import PRUNED, SUCCESS, edge_labels
-from agentic_lsp.workflows.schema import ABORT, ADAPTIVE_NODE, DONE
+from agentic_lsp.workflows.schema import ABORT, ADAPTIVE_NODE, DONE, WorkflowSpec
 from agentic_lsp.workflows.state import RunState
 
 NodeFn = Callable[[RunState], Awaitable[dict[str, Any]]]
@@ -127,3 +127,9 @@ def mermaid(plan: Plan) -> str:
 
     graph = build_graph(plan, inert, inert("adaptive"), inert, inert, drawing=True)
     return str(graph.get_graph().draw_mermaid())
+
+
+def workflow_mermaid(spec: WorkflowSpec) -> str:
+    """A workflow as mermaid, every optional stage planned (no task, no run)."""
+    every = {s.id: StageChoice(True, "shown") for s in spec.stages if not s.required}
+    return mermaid(assemble_plan(spec, "(any task)", every))

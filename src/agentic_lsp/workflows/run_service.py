@@ -24,9 +24,8 @@ from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.providers import check_provider, make_chat_models
 from agentic_lsp.workflows.editor_context import EditorContext, check_context
 from agentic_lsp.workflows.events import RunEvent, RunReport
-from agentic_lsp.workflows.graph import mermaid
+from agentic_lsp.workflows.graph import mermaid, workflow_mermaid
 from agentic_lsp.workflows.loader import WorkflowCatalog, load_catalog
-from agentic_lsp.workflows.planner import StageChoice, assemble_plan
 from agentic_lsp.workflows.recorder import RunRecorder
 from agentic_lsp.workflows.run_book import LiveRun, RunBook, request_record
 from agentic_lsp.workflows.run_steering import RunSteering
@@ -78,10 +77,7 @@ class WorkflowService(RunSteering):
         run = self._runs.get(workflow_or_run)
         if run is not None and run.runner.plan is not None:
             return mermaid(run.runner.plan)
-        catalog = self.catalog()
-        workflow = catalog.get(workflow_or_run)
-        every = {s.id: StageChoice(True, "shown") for s in workflow.stages if not s.required}
-        return mermaid(assemble_plan(workflow, "(any task)", every))
+        return workflow_mermaid(self.catalog().get(workflow_or_run))
 
     # -- models ------------------------------------------------------------------------------
 
