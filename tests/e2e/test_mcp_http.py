@@ -103,6 +103,11 @@ def test_guard_rejects_foreign_host_origin_token_and_big_bodies(host: Host) -> N
     assert _post(info, Host=f"rebind.example:{info.port}").status_code == 421
     assert _post(info, Origin="http://evil.example").status_code == 403
     assert _post(info, Origin=f"http://localhost:{info.port}").status_code == 200
+    # scheme and host are case-insensitive, in Origin as in Host
+    assert _post(info, Origin=f"HTTP://LOCALHOST:{info.port}").status_code == 200
+    assert _post(info, Origin=f"Http://127.0.0.1:{info.port}/").status_code == 200
+    assert _post(info, Host=f"LocalHost:{info.port}").status_code == 200
+    assert _post(info, Origin=f"HTTP://EVIL.EXAMPLE:{info.port}").status_code == 403
     padded = dict(INITIALIZE, padding="x" * 30_000)
     assert _post(info, json.dumps(padded).encode()).status_code == 413
     assert _post(info).status_code == 200  # still serving

@@ -5,11 +5,13 @@ Checks, in order, for every HTTP request (lifespan events pass through untouched
 1. ``Host`` must be one of the exact ``host:port`` values the server listens as (421 otherwise):
    a DNS-rebinding page reaches 127.0.0.1 under its own name, so its Host header gives it away.
 2. ``Origin``, when present, must be an allowed origin (403 otherwise): browsers always send it.
+   Scheme and host compare case-insensitively (RFC 3986 section 6.2.2.1), as ``Host`` does.
 3. ``Authorization: Bearer <token>`` must carry this launch's random token (401 otherwise),
    compared in constant time.
 4. The body may not exceed ``max_body_bytes`` (413), declared or streamed.
 
-The SDK's own DNS-rebinding protection is configured with the same lists as a second line.
+The SDK's own DNS-rebinding protection is configured with the same lists as a second line; it
+compares exactly, so the guard hands it ``Host`` and ``Origin`` in their canonical lowercase form.
 """
 
 from __future__ import annotations
@@ -77,7 +79,13 @@ def allowed_hosts(host: str, port: int) -> list[str]:
 def allowed_origins(host: str, port: int, extra: Iterable[str] = ()) -> list[str]:
     """Origins allowed to call: the server's own, plus configured ones (``mcp.allowed_origins``)."""
     origins = [f"http://{h}" for h in allowed_hosts(host, port)]
-    return [*origins, *(o.rstrip("/") for o in extra)]
+    return [canonical_origin(o) for o in [*origins, *extra]]
+
+
+def canonical_origin(origin: str) -> str:
+    """``scheme://host[:port]`` in lowercase without a trailing slash: an origin has no path,
+    and its scheme and host are case-insensitive."""
+    return origin.strip().rstrip("/").lower()
 
 
 def transport_security(hosts: list[str], origins: list[str]) -> TransportSecuritySettings:
@@ -101,7 +109,7 @@ class HttpGuard:
         self._inner = RequestBodyLimitMiddleware(app, max_body_bytes)
         self._token = token.encode()
         self._hosts = {h.lower() for h in hosts}
-        self._origins = {o.lower() for o in origins}
+        self._origins = {canonical_origin(o) for o in origins}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -114,7 +122,7 @@ class HttpGuard:
             response = PlainTextResponse(message, status_code=status, headers=headers)
             await response(scope, receive, send)
             return
-        await self._inner(scope, receive, send)
+        await self._inner(_canonical_headers(scope), receive, send)
 
     def _refusal(self, headers: Headers) -> tuple[int, str] | None:
         host = headers.get("host", "").lower()
@@ -122,7 +130,7 @@ class HttpGuard:
             log.warning("MCP HTTP: refused Host %r", host[:100])
             return 421, "Misdirected request: invalid Host header"
         origin = headers.get("origin")
-        if origin is not None and origin.rstrip("/").lower() not in self._origins:
+        if origin is not None and canonical_origin(origin) not in self._origins:
             log.warning("MCP HTTP: refused Origin %r", origin[:100])
             return 403, "Forbidden: invalid Origin header"
         scheme, _, presented = headers.get("authorization", "").partition(" ")
@@ -131,3 +139,17 @@ class HttpGuard:
         ):
             return 401, "Unauthorized: a valid bearer token is required"
         return None
+
+
+def _canonical_headers(scope: Scope) -> Scope:
+    """``scope`` with its (already accepted) Host and Origin headers in canonical form, for the
+    SDK's exact comparison."""
+    headers = [
+        (name, value.lower())
+        if name == b"host"
+        else (name, canonical_origin(value.decode("latin-1")).encode("latin-1"))
+        if name == b"origin"
+        else (name, value)
+        for name, value in scope["headers"]
+    ]
+    return {**scope, "headers": headers}
