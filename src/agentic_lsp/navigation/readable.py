@@ -22,6 +22,10 @@ the middle of a line, as in a printed settings dump). The exits covered:
 * test and linter output, agent outputs, errors and log lines of a workflow run: redacted where
   they enter the run (``workflows/stages.py``), so the failure context, the retry prompt, the
   stage results, the run report and its events only hold redacted text;
+* values the policy found in the workspace's files (:attr:`ReadableFiles.known`, in memory
+  only) are scrubbed wherever they reappear on their own — a failing test printing a password
+  read from ``settings.py`` — by :meth:`redact`, :meth:`redact_output` and :meth:`scrub_known`
+  (the run store and run replies); a run learns them before it starts (:meth:`learn_secrets`);
 * the index itself: discovery skips secret files, also behind a symlink whose *target* is a
   secret or lies inside ``.git`` (``SkipReason.SECRET``), and ``read_indexable_text`` refuses
   them the same way.
@@ -32,9 +36,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from agentic_lsp.config import IndexSettings
 from agentic_lsp.errors import WorkspaceError
+from agentic_lsp.index.discovery.known_secrets import KnownSecrets
 from agentic_lsp.index.discovery.secrets import REDACTED, is_secret_path, redact_secrets
 from agentic_lsp.index.discovery.walk import read_indexable_text
 from agentic_lsp.index.models import SkipReason
@@ -75,6 +81,7 @@ class ReadableFiles:
         self.root = root
         self.settings = settings
         self._buffers = buffers or _no_buffers
+        self.known = KnownSecrets()  # the workspace's secret values, in memory only
 
     def buffers(self) -> Mapping[str, str]:
         """The engine's unsaved editor text by workspace path, now (a snapshot)."""
@@ -104,15 +111,32 @@ class ReadableFiles:
         return is_secret_path(rel)
 
     def redact(self, text: str) -> str:
-        """``text`` as a model may see it (secret values replaced when redaction is on)."""
-        return redact_secrets(text)[0] if self.settings.redact_secrets else text
+        """``text`` as a model may see it (secret values replaced when redaction is on, the
+        workspace's known secret values too, wherever they stand)."""
+        if not self.settings.redact_secrets:
+            return text
+        found: list[tuple[str, str]] = []
+        text = redact_secrets(text, found)[0]
+        self.known.remember(found)
+        return self.known.scrub(text)
 
     def redact_output(self, text: str) -> str:
         """Command output (tests, linters, agents) as a model or client may see it: :meth:`redact`
         plus values of secret-named ``NAME=value`` pairs anywhere in a line."""
         if not self.settings.redact_secrets or not text:
             return text
-        return _OUTPUT_PAIR.sub(lambda m: m["key"] + m["op"] + REDACTED, redact_secrets(text)[0])
+        text = _OUTPUT_PAIR.sub(lambda m: m["key"] + m["op"] + REDACTED, self.redact(text))
+        return self.known.scrub(text)
+
+    def scrub_known(self, value: Any) -> Any:
+        """``value`` (text or JSON-like data) with the workspace's known secret values replaced:
+        the last pass of what is persisted (the run store) and replied."""
+        return self.known.scrub_value(value) if self.settings.redact_secrets else value
+
+    def learn_secrets(self) -> int:
+        """Remember the secret values of the workspace's files changed since the last call
+        (blocking: call off the loop, e.g. before a run executes anything)."""
+        return self.known.refresh(self.root, self.settings)
 
     def read(self, path: str, buffers: Mapping[str, str] | None = None) -> tuple[str, str]:
         """``(relative path, text)``: the unsaved buffer first (``buffers``, else the engine's),
@@ -121,13 +145,15 @@ class ReadableFiles:
         buffer = (self._buffers() if buffers is None else buffers).get(rel)
         if buffer is not None:
             return rel, self.redact(buffer)
-        found = read_indexable_text(self.root, rel, self.settings)
+        replaced: list[tuple[str, str]] = []
+        found = read_indexable_text(self.root, rel, self.settings, replaced)
         if isinstance(found, SkipReason):
             reason = _REFUSALS.get(found, found.value)
             raise WorkspaceError(
                 f"cannot read {rel!r}: {reason}", "check the path with search_files"
             )
-        return rel, found[0]
+        self.known.remember(replaced)
+        return rel, self.scrub_known(found[0])
 
     def text_or_none(self, rel: str, buffers: Mapping[str, str] | None = None) -> str | None:
         """:meth:`read` for callers that skip what cannot be read (``None`` instead of raising)."""

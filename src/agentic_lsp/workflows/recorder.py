@@ -14,21 +14,26 @@ log = logging.getLogger(__name__)
 
 
 class RunRecorder:
-    """``persist`` (the run store's journal) hears every event after it joined the report."""
+    """``persist`` (the run store's journal) hears every event after it joined the report;
+    ``scrub`` (the workspace's known secret values) passes over every event's data first."""
 
     def __init__(
         self,
         report: RunReport,
         sink: EventSink | None = None,
         persist: Callable[[RunEvent], None] | None = None,
+        scrub: Callable[[Any], Any] | None = None,
     ) -> None:
         self.report = report
         self.sink = sink
         self.persist = persist
+        self.scrub = scrub
         self._pending: set[asyncio.Task[Any]] = set()
 
     def emit(self, kind: EventKind, **data: Any) -> RunEvent:
         """Record and deliver at once; an async sink is scheduled, a failing sink is logged."""
+        if self.scrub is not None:
+            data = self.scrub(data)
         event = RunEvent(self.report.run_id, kind, data)
         self.report.events.append(event)
         if self.persist is not None:

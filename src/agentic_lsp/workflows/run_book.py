@@ -56,12 +56,20 @@ def request_from(record: dict[str, Any]) -> RunRequest:
     )
 
 
-class RunBook:
-    """Opened lazily (the SQLite files appear with the first run)."""
+def _unchanged(value: Any) -> Any:
+    return value
 
-    def __init__(self, folder: Path, keep_runs: int) -> None:
+
+class RunBook:
+    """Opened lazily (the SQLite files appear with the first run). Every record and event
+    passes ``scrub`` (the workspace's known secret values) before it is written."""
+
+    def __init__(
+        self, folder: Path, keep_runs: int, scrub: Callable[[Any], Any] | None = None
+    ) -> None:
         self._folder = folder
         self.keep_runs = keep_runs
+        self.scrub: Callable[[Any], Any] = scrub or _unchanged
         self._journal: RunJournal | None = None
         self.checkpoints = Checkpoints(folder / "checkpoints.sqlite")
         self._recovered = False
@@ -79,9 +87,9 @@ class RunBook:
 
         def persist(event: RunEvent) -> None:
             seq = len(report.events)
+            data = self.scrub(event.data)
             journal.submit(
-                journal.store.add_events,
-                [(event.run_id, seq, event.kind, event.ts, event.data)],
+                journal.store.add_events, [(event.run_id, seq, event.kind, event.ts, data)]
             )
             if event.kind not in ("log", "model_call") or report.status != "running":
                 self.save(report, request)
@@ -89,7 +97,7 @@ class RunBook:
         return persist
 
     def save(self, report: RunReport, request: dict[str, Any]) -> None:
-        record = report_record(report, request)
+        record = self.scrub(report_record(report, request))
         self.journal.submit(
             self.journal.store.save, report.run_id, report.status, report.started, record
         )
@@ -119,7 +127,7 @@ class RunBook:
                 report.run_id,
                 report.status,
                 report.started,
-                report_record(report, record.get("request") or {}),
+                self.scrub(report_record(report, record.get("request") or {})),
             )
             marked.append(report.run_id)
         gone = await self.journal.call(store.prune, self.keep_runs)

@@ -156,9 +156,12 @@ class WorkflowService(RunSteering):
             iteration=request.iteration,
             context=request.context,
         )
+        readable = index.navigation.readable
+        await asyncio.to_thread(readable.learn_secrets)  # before anything runs or is shown
+        self.book.scrub = readable.scrub_known
         await self.book.recover(self._runs)
         saver = await self.book.checkpoints.saver()
-        recorder = RunRecorder(report, on_event)
+        recorder = RunRecorder(report, on_event, scrub=readable.scrub_known)
         check = None if self._factory is not None else self._check
         runner = WorkflowRun(
             self.ports, index, catalog, request, recorder, self._models, check, saver

@@ -49,8 +49,11 @@ class RunSteering:
         request = request_from(record)
         index = await asyncio.to_thread(self.ports.open_index)
         catalog = await asyncio.to_thread(self.catalog)
+        readable = index.navigation.readable
+        await asyncio.to_thread(readable.learn_secrets)  # a resumed run runs tests again
+        self.book.scrub = readable.scrub_known
         saver = await self.book.checkpoints.saver()
-        recorder = RunRecorder(report)
+        recorder = RunRecorder(report, scrub=readable.scrub_known)
         check = None if self._factory is not None else self._check
         runner = WorkflowRun(
             self.ports, index, catalog, request, recorder, self._models, check, saver

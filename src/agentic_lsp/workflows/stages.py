@@ -330,7 +330,7 @@ class StageExecutor:
                 summary=summary,
                 errors=outcome.errors()[:30],
                 test_output=outcome.test_output[-12_000:],
-                diff=outcome.diff,
+                diff=env.index.navigation.readable.redact_output(outcome.diff),
             )
         route = decide_route(env.plan, stage.id, ok, attempt, state.iterations, env.max_iterations)
         updates["route"] = route.label

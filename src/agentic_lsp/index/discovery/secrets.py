@@ -211,8 +211,9 @@ _RUN_BEFORE = re.compile(r"[^\s\"'`(<\[]*$")
 _CONTEXT_CHARS = 120
 
 
-def redact_secrets(text: str) -> tuple[str, int]:
-    """Return ``text`` with secret values replaced by ``[REDACTED]``, and how many were.
+def redact_secrets(text: str, found: list[tuple[str, str]] | None = None) -> tuple[str, int]:
+    """Return ``text`` with secret values replaced by ``[REDACTED]``, and how many were; each
+    replacement is appended to ``found`` as ``(matched text, its replacement)`` when given.
 
     The result has exactly as many lines as ``text``. Cost is about one regex pass per rule;
     the rules whose literal prefix is absent from the text are skipped.
@@ -228,6 +229,8 @@ def redact_secrets(text: str) -> tuple[str, int]:
             if new is None:
                 return match.group(0)
             count += 1
+            if found is not None:
+                found.append((match.group(0), new))
             return new
 
         return sub

@@ -112,9 +112,10 @@ def classify_path(
 
 
 def read_indexable_text(
-    root: Path, rel_path: str, settings: IndexSettings
+    root: Path, rel_path: str, settings: IndexSettings, found: list[tuple[str, str]] | None = None
 ) -> tuple[str, int] | SkipReason:
-    """The file's text, with secrets redacted when ``redact_secrets`` is on, and the count.
+    """The file's text, with secrets redacted when ``redact_secrets`` is on, and the count
+    (each replacement appended to ``found``, as :func:`redact_secrets` does).
 
     Refuses (returns the reason) secret files, paths leaving the workspace, files over the size
     cap, and binary content (a NUL byte, or more than 1% undecodable UTF-8).
@@ -145,7 +146,7 @@ def read_indexable_text(
     if text.count("\ufffd") > _MAX_REPLACEMENT_SHARE * max(1, len(text)):
         return SkipReason.BINARY
     if settings.redact_secrets:
-        return redact_secrets(text)
+        return redact_secrets(text, found)
     return text, 0
 
 

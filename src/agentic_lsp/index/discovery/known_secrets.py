@@ -1,0 +1,120 @@
+"""The secret values found in a workspace, remembered so they can be scrubbed where no pattern
+would recognise them.
+
+:func:`~agentic_lsp.index.discovery.secrets.redact_secrets` finds ``DB_PASSWORD = "…"`` where it
+is assigned; once the value travels on its own (a failing test prints ``assert '…' == 'x'``) no
+rule can tell it from any other string. :class:`KnownSecrets` keeps every value the policy
+replaced in the workspace's files — in this process's memory only, never written anywhere — and
+:meth:`KnownSecrets.scrub` replaces each of them with ``[REDACTED]`` in any text: test output,
+prompts, replies, events, reports and the run store.
+
+Values shorter than :data:`MIN_CHARS` are not remembered: replacing every ``abc`` in a test log
+would garble it and protect little.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from agentic_lsp.config import IndexSettings
+from agentic_lsp.index.discovery.secrets import REDACTED, redact_secrets
+from agentic_lsp.index.discovery.walk import discover, read_indexable_text
+
+MIN_CHARS = 6
+
+
+def replaced_values(found: list[tuple[str, str]]) -> set[str]:
+    """The secret values in ``(matched text, replacement)`` pairs: what the replacement dropped
+    (a private key's body gives one value per line)."""
+    values: set[str] = set()
+    for old, new in found:
+        start = _common_head(old, new)
+        tail = _common_head(old[start:][::-1], new[start:][::-1])
+        for piece in old[start : len(old) - tail].splitlines():
+            piece = piece.strip()
+            if len(piece) >= MIN_CHARS and piece != REDACTED:
+                values.add(piece)
+    return values
+
+
+def _common_head(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class KnownSecrets:
+    """The workspace's secret values (thread-safe); :meth:`scrub` removes them from any text."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self._scanned: dict[str, tuple[int, int]] = {}
+        self._refreshing = threading.Lock()  # one walk at a time
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def remember(self, found: list[tuple[str, str]]) -> None:
+        """Keep the values of the replacements ``redact_secrets(…, found)`` reported."""
+        values = replaced_values(found)
+        with self._lock:
+            if values - self._values:
+                self._values |= values
+                ordered = sorted(self._values, key=len, reverse=True)  # longest first
+                self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
+
+    def learn(self, text: str) -> None:
+        """Remember the secret values the policy finds in ``text`` (a workspace file's text)."""
+        found: list[tuple[str, str]] = []
+        redact_secrets(text, found)
+        self.remember(found)
+
+    def refresh(self, root: Path, settings: IndexSettings) -> int:
+        """Read the workspace's indexable files changed since the last refresh (all of them the
+        first time) and remember their secret values; returns how many files were read. Secret
+        files as a whole (``.env``) are never read."""
+        if not settings.redact_secrets:
+            return 0
+        with self._refreshing:
+            return self._refresh(root, settings)
+
+    def _refresh(self, root: Path, settings: IndexSettings) -> int:
+        read = 0
+        for file in discover(root, settings).files:
+            stamp = (file.mtime_ns, file.size)
+            if self._scanned.get(file.rel_path) == stamp:
+                continue
+            found: list[tuple[str, str]] = []
+            read_indexable_text(root, file.rel_path, settings, found)
+            self.remember(found)
+            self._scanned[file.rel_path] = stamp
+            read += 1
+        return read
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every remembered value replaced by ``[REDACTED]``."""
+        pattern = self._pattern
+        if pattern is None or not text:
+            return text
+        return pattern.sub(REDACTED, text)
+
+    def scrub_value(self, value: Any) -> Any:
+        """``value`` (JSON-like: strings, lists, tuples, dicts) with every string scrubbed."""
+        if isinstance(value, str):
+            return self.scrub(value)
+        if isinstance(value, dict):
+            return {self.scrub_value(k): self.scrub_value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.scrub_value(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.scrub_value(v) for v in value)
+        return value
