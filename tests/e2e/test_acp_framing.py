@@ -86,3 +86,46 @@ async def test_malformed_frames_and_garbage_ids_get_json_rpc_errors(tmp_path: Pa
             proc.kill()
             await proc.wait()
     assert proc.returncode == 0
+
+
+def _nested(depth: int, request_id: Any = None) -> str:
+    """A session/prompt line whose params nest ``depth`` arrays deep (balanced, valid JSON)."""
+    head = '{"jsonrpc": "2.0", ' + (f'"id": {json.dumps(request_id)}, ' if request_id else "")
+    return head + '"method": "session/prompt", "params": {"x": ' + "[" * depth + "]" * depth + "}}"
+
+
+async def test_deeply_nested_lines_are_refused_and_the_agent_keeps_serving(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agentic_lsp", "acp", "--no-mcp-endpoint",
+        env=server_env(tmp_path), cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+    try:
+        # 2,000 deep is a 4 KB line; 100,000 and ~500,000 deep (1 MB) are what killed it
+        cases = [(2_000, 11), (100_000, "deep"), (500_000, None), (4_000, 12)]
+        for depth, request_id in cases:
+            stdin.write(_nested(depth, request_id).encode() + b"\n")
+        stdin.write(b"[" * 300_000 + b"\n")  # unterminated: refused as deep, not decoded
+        await stdin.drain()
+        for depth, request_id in [*cases, (300_000, None)]:
+            line = await asyncio.wait_for(stdout.readline(), timeout=60)
+            assert line, f"the agent died on a line nested {depth} deep"
+            answer = json.loads(line)
+            assert answer["id"] == request_id and answer["error"]["code"] == -32600, answer
+            assert "levels deep" in answer["error"]["data"]["details"]
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": 1, "_meta": {"x": [[[[[["depth is fine"]]]]]]}}}  # fmt: skip
+        stdin.write(json.dumps(init).encode() + b"\n")
+        await stdin.drain()
+        assert (await read_message(stdout, 1))["result"]["protocolVersion"] == 1
+    finally:
+        stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=60)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0

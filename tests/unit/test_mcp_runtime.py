@@ -76,6 +76,17 @@ def test_broken_file_is_ignored_and_removed(tmp_path: Path) -> None:
     assert read_runtime(path) is None  # absent: no error
 
 
+def test_deep_or_huge_file_is_ignored_and_removed(tmp_path: Path) -> None:
+    path = runtime_path(tmp_path)
+    for text in (
+        '{"pid": ' + "[" * 50_000 + "]" * 50_000 + "}",
+        '{"pad": "' + "x" * 100_000 + '"}',
+    ):
+        path.write_text(text)
+        assert read_runtime(path) is None  # not RecursionError, not a 100 KB read
+        assert not path.exists()
+
+
 def test_remove_only_deletes_own_file(tmp_path: Path) -> None:
     path = runtime_path(tmp_path)
     write_runtime(path, _info(os.getpid() + 100_000))

@@ -5,7 +5,9 @@ waiting forever for an answer; a message whose ``id`` is not hashable would even
 loop. This transport gives the SDK's connection only well-formed messages and answers the rest
 itself, as JSON-RPC 2.0 says: ``-32700`` for a line that is not JSON (id ``null``), ``-32600``
 for JSON that is not a request, notification or response (the request's id when it has a usable
-one). Lines longer than :data:`MAX_FRAME_BYTES` are skipped whole and answered ``-32600``.
+one). Lines longer than :data:`MAX_FRAME_BYTES` are skipped whole and answered ``-32600``, and
+so is a line nested deeper than :data:`agentic_lsp.json_limits.MAX_DEPTH` (refused before it is
+decoded: the decoder would recurse until ``RecursionError``), with the line's id when it has one.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import asyncio
 import json
 import logging
 from typing import Any
+
+from agentic_lsp import json_limits
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +86,12 @@ class StdioFrames:
             if line is None:
                 return None
             if not line.strip():
+                continue
+            too_much = json_limits.problem(line)
+            if too_much is not None:
+                log.warning("ACP: a frame refused undecoded: %s", too_much)
+                rid = json_limits.request_id(line)
+                await self.send(error_frame(rid, INVALID_REQUEST, "Invalid request", too_much))
                 continue
             try:
                 message = json.loads(line)

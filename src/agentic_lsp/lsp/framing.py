@@ -12,6 +12,9 @@ case; lines ending in CRLF or a bare LF; an empty line ends the block) and a bod
 * A body that contains a raw ``Content-Length: N`` header line cannot be JSON (JSON strings hold
   no raw line breaks): the length was too long and the next frame began inside it; the reader
   resynchronises there instead of waiting for bytes that will never come.
+* A body nested deeper than :data:`agentic_lsp.json_limits.MAX_DEPTH` is not decoded (the
+  decoder would recurse until ``RecursionError``): it is answered InvalidRequest (``-32600``),
+  with the request's id when it has one, ``null`` otherwise.
 * ``strict`` (TCP): until a first valid frame, anything else closes the connection, so an HTTP
   request sent to the port by a browser is dropped without a message being dispatched.
 """
@@ -29,10 +32,13 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
+from agentic_lsp import json_limits
+
 log = logging.getLogger(__name__)
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 MAX_HEADER_BYTES = 8 * 1024
+INVALID_REQUEST = -32600
 CHUNK = 64 * 1024
 
 _LENGTH_AT = re.compile(rb"content-length:", re.IGNORECASE)
@@ -198,6 +204,13 @@ def _could_start(buf: bytearray) -> bool:
 
 def dispatch(body: bytes, protocol: JsonRPCProtocol, on_error: Callable[..., Any]) -> None:
     """Decode one body and hand it to the protocol (errors are logged, never raised)."""
+    too_much = json_limits.problem(body)
+    if too_much is not None:
+        log.warning("a message refused undecoded: %s", too_much)
+        error = {"code": INVALID_REQUEST, "message": f"Invalid request: {too_much}"}
+        # a plain dict: pygls' message types leave out an ``"id": null``
+        protocol._send_data({"jsonrpc": "2.0", "id": json_limits.request_id(body), "error": error})
+        return
     try:
         message = json.loads(body, object_hook=protocol.structure_message)
         protocol.handle_message(message)

@@ -21,6 +21,9 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from agentic_lsp import json_limits
+from agentic_lsp.json_limits import RUNTIME_FILE_MAX_BYTES
+
 log = logging.getLogger(__name__)
 
 RUNTIME_FILE = "mcp-endpoint.json"
@@ -76,7 +79,10 @@ def write_runtime(path: Path, info: RuntimeInfo) -> None:
 def read_runtime(path: Path) -> RuntimeInfo | None:
     """The file's content, or ``None`` when absent or unreadable (a broken file is removed)."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as fh:  # a host writes a few hundred bytes; never read more
+            raw = json_limits.loads(
+                fh.read(RUNTIME_FILE_MAX_BYTES + 1), max_bytes=RUNTIME_FILE_MAX_BYTES
+            )
         return RuntimeInfo(
             pid=int(raw["pid"]),
             url=str(raw["url"]),
@@ -88,7 +94,7 @@ def read_runtime(path: Path) -> RuntimeInfo | None:
         )
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # JsonLimitExceeded included
         log.warning("ignoring unreadable MCP runtime file %s (%s)", path, exc)
         with contextlib.suppress(OSError):
             path.unlink()

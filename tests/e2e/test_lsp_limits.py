@@ -1,0 +1,50 @@
+"""Hostile requests over raw LSP framing on stdio: deeply nested JSON, oversized queries, and
+the shutdown/exit sequence the specification prescribes. Each must be answered promptly and
+leave the server serving (or exiting as the spec says)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from test_lsp_framing import Conn, initialize, spawn, stop
+
+
+async def _started(tmp_path: Path) -> tuple[asyncio.subprocess.Process, Conn]:
+    process = await spawn(tmp_path)
+    assert process.stdout is not None
+    conn = Conn(process.stdout, process.stdin)
+    await initialize(conn, tmp_path)
+    return process, conn
+
+
+def _nested(request_id: Any, depth: int) -> bytes:
+    head = {"jsonrpc": "2.0", "method": "workspace/symbol"}
+    if request_id is not None:
+        head["id"] = request_id
+    text = json.dumps(head)[:-1] + ', "params": {"query": "t", "x": '
+    return (text + "[" * depth + "]" * depth + "}}").encode()
+
+
+async def test_deeply_nested_requests_are_refused_and_the_server_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    process, conn = await _started(tmp_path)
+    try:
+        for request_id, depth in (("d2k", 2_000), (7, 100_000), ("mb", 500_000)):
+            await conn.send(_nested(request_id, depth))
+            answer = await conn.response(request_id, 10.0)
+            assert answer["error"]["code"] == -32600, answer
+            assert "levels deep" in answer["error"]["message"]
+        await conn.send(_nested(None, 3_000))  # a notification: nothing to answer
+        await conn.send(b"[" * 200_000)  # no id, unterminated: answered with id null
+        null = await conn.read_message(10.0)
+        while "error" not in null:  # notifications (progress, events) have no id either
+            null = await conn.read_message(10.0)
+        assert null.get("id", "absent") is None and null["error"]["code"] == -32600, null
+        assert "result" in await conn.symbol("after", 10.0)
+        assert process.returncode is None
+    finally:
+        await stop(process)
