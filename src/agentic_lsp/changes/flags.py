@@ -46,9 +46,14 @@ _FLAG_RULES: tuple[tuple[str, str], ...] = (
     ),
     (".devcontainer/", "edits dev container config"),
     *(
+        (pattern, "runs whenever Python starts")
+        for pattern in ("sitecustomize.py", "usercustomize.py", "*.pth")
+    ),
+    *(
         (pattern, RUNS_ON_BUILD)
         for pattern in (
-            "pyproject.toml", "setup.py", "setup.cfg", "Makefile", "GNUmakefile", "*.mk",
+            "pyproject.toml", "setup.py", "setup.cfg", "Makefile", "GNUmakefile", "makefile",
+            "*.mk", "Justfile", "justfile", "Rakefile", "Taskfile.yml", "Taskfile.yaml",
             "conftest.py", "tox.ini", "noxfile.py", "package.json", "pytest.ini",
             ".agentic-lsp/workflows/", ".github/workflows/", ".github/actions/",
             ".gitlab-ci.yml", ".circleci/", ".travis.yml", "azure-pipelines.yml", "Jenkinsfile",

@@ -43,7 +43,10 @@ _PATH_PREFIX = re.compile(r"^(?:file(?:name)?|path)\s*:\s*", re.IGNORECASE)
 # The header the prompts give a snippet (``### src/x.py:12-30 function f (search; ...)``): small
 # models copy it above their edit; its path is the file they mean.
 _SNIPPET_HEADER = re.compile(r"^(\S+?):\d+-\d+(?:\s|$)")
-_BARE_NAMES = {"Makefile", "Dockerfile", "Justfile", "Gemfile", "Rakefile", "Procfile", "LICENSE"}
+_BARE_NAMES = {
+    *("Makefile", "GNUmakefile", "makefile", "Dockerfile", "Justfile", "justfile", "Gemfile"),
+    *("Rakefile", "Procfile", "Jenkinsfile", "Vagrantfile", "Pipfile", "LICENSE"),
+}
 _ANY_MARKER = (_SEARCH, _DIVIDER, _REPLACE, _NEW_FILE)
 _OPENERS = (_SEARCH, _NEW_FILE)
 
@@ -85,6 +88,8 @@ def _clean_path(line: str) -> str | None:
         return None
     if "/" in text or "." in text.strip(".") or text in _BARE_NAMES:
         return text
+    if text[0] == "." and text[1:].replace("-", "").replace("_", "").isalnum():
+        return text  # a dotfile (``.envrc``, ``.npmrc``): a path, not prose
     return None
 
 
