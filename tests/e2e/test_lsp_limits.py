@@ -48,3 +48,35 @@ async def test_deeply_nested_requests_are_refused_and_the_server_keeps_serving(
         assert process.returncode is None
     finally:
         await stop(process)
+
+
+async def test_a_huge_query_is_refused_and_shutdown_exit_follow_the_spec(tmp_path: Path) -> None:
+    process, conn = await _started(tmp_path)
+    try:
+        huge = {"query": "target" * 3_500_000}  # 21 MB
+        answer = await conn.request("huge", "workspace/symbol", huge, 10.0)
+        assert answer["error"]["code"] == -32602, answer
+        assert "query" in answer["error"]["message"]
+        search = {"command": "agentic.search", "arguments": [{"query": "x" * 30_000}]}
+        long = await conn.request("long", "workspace/executeCommand", search, 10.0)
+        assert long["error"]["code"] == -32602 and "query" in long["error"]["message"], long
+        assert "result" in await conn.symbol("after huge", 5.0)
+        assert (await conn.request("bye", "shutdown", None, 10.0))["result"] is None
+        late = await conn.request("late", "workspace/symbol", {"query": "target"}, 5.0)
+        assert late["error"]["code"] == -32600, late  # InvalidRequest after shutdown
+        await conn.send({"jsonrpc": "2.0", "method": "exit"})
+        assert await asyncio.wait_for(process.wait(), 10.0) == 0
+    finally:
+        await stop(process)
+
+
+async def test_exit_right_after_shutdown_exits_zero(tmp_path: Path) -> None:
+    """The shutdown's cleanup (closing indexes) may still run when ``exit`` arrives: a shutdown
+    was requested, so the status is 0 all the same."""
+    process, conn = await _started(tmp_path)
+    try:
+        await conn.send({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"})
+        await conn.send({"jsonrpc": "2.0", "method": "exit"})
+        assert await asyncio.wait_for(process.wait(), 10.0) == 0
+    finally:
+        await stop(process)

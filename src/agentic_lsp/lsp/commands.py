@@ -42,8 +42,11 @@ class _Args(BaseModel):
     root: str | None = None
 
 
+MAX_SEARCH_QUERY_CHARS = 20_000  # as MCP's search tools: a whole issue with its traceback fits
+
+
 class SearchArgs(_Args):
-    query: str = Field(min_length=1)
+    query: str = Field(min_length=1, max_length=MAX_SEARCH_QUERY_CHARS)
     limit: int = Field(10, ge=1, le=200)
     functions: bool = True
     sections: bool = False

@@ -23,7 +23,7 @@ from lsprotocol import types as lsp
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.results import SymbolRef
 from agentic_lsp.lsp import convert
-from agentic_lsp.lsp.rpc import guarded
+from agentic_lsp.lsp.rpc import guarded, invalid_params
 
 if TYPE_CHECKING:
     from agentic_lsp.index.progress import CancelFn
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_WORKSPACE_SYMBOLS = 100
+MAX_SYMBOL_QUERY_CHARS = 1_000  # far beyond any symbol name; a fuzzy match costs per character
 SEMANTIC_SYMBOLS = 20
 SEMANTIC_BUDGET_S = 0.25
 
@@ -168,6 +169,11 @@ async def workspace_symbol(
 ) -> list[lsp.SymbolInformation]:
     """Fuzzy name matches across every folder, then semantic matches the names missed (only
     once the embedding model is loaded, so this never waits for it)."""
+    if len(params.query) > MAX_SYMBOL_QUERY_CHARS:
+        raise invalid_params(
+            f"workspace/symbol: the query is {len(params.query)} characters long; "
+            f"at most {MAX_SYMBOL_QUERY_CHARS} are searched"
+        )
     query = params.query.strip()
     results: list[lsp.SymbolInformation] = []
     seen: set[tuple[str, int]] = set()

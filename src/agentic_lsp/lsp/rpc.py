@@ -7,6 +7,9 @@
   InvalidRequest when it carries a usable id, otherwise logged and dropped.
 * Before ``initialize``, requests are answered ServerNotInitialized and notifications dropped
   (``exit`` excepted), as the specification asks.
+* After ``shutdown``, requests are answered InvalidRequest and notifications dropped (pygls would
+  drop both, leaving the client waiting); ``exit`` then ends the process with status 0 even while
+  the shutdown's own cleanup is still running.
 * ``workspace/executeCommand`` runs the command as a task of the request itself, so
   ``$/cancelRequest`` reaches it (pygls' generator-based dispatch would answer "cancelled"
   while the command kept running).
@@ -71,6 +74,7 @@ CANCEL_WAIT_TURNS = 100  # loop turns a cancel waits for its request's task to s
 
 class AgenticProtocol(LanguageServerProtocol):
     initialize_seen = False
+    shutdown_seen = False
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         if isinstance(data, dict) and "jsonrpc" in data:
@@ -115,6 +119,18 @@ class AgenticProtocol(LanguageServerProtocol):
             return
         if not self.initialize_seen and not self._before_initialize(message):
             return
+        method = getattr(message, "method", None)
+        if self.shutdown_seen and method != lsp.EXIT:
+            request_id = getattr(message, "id", None)
+            log.warning("%s after shutdown: refused", method or "a message")
+            if method and request_id is not None:
+                error = lsp.ResponseError(INVALID_REQUEST, f"{method}: the server is shutting down")
+                self._send_response(request_id, error=error)
+            return
+        if method == lsp.SHUTDOWN and not isinstance(message, UnreadableRequest):
+            self.shutdown_seen = True
+        elif method == lsp.EXIT and self.shutdown_seen:
+            self._shutdown = True  # pygls sets it only once the shutdown handler has returned
         if isinstance(message, UnreadableRequest):
             log.warning("rejected %s request %r: %s", message.method, message.id, message.message)
             self._send_response(message.id, error=lsp.ResponseError(message.code, message.message))
