@@ -82,6 +82,8 @@ def register_run_tools(server: MCPServer, access: EngineAccess) -> None:
                 f"{status.run_id} {status.status}{where} ({status.workflow or '?'}, "
                 f"{status.progress}%): {clean(status.task, 120)}"
             )
+        for note in engine.workflows.store_notes():
+            reply.line(f"note: {note}")
         reply.put(runs=[])
         for status in runs:
             if not reply.add("runs", status.as_dict(), repository=("task",)):
@@ -95,6 +97,8 @@ def register_run_tools(server: MCPServer, access: EngineAccess) -> None:
         engine = await access.engine()
         reply = Reply(access.max_chars)
         describe_status(reply, await engine.workflows.status(run_id))
+        for note in engine.workflows.store_notes():
+            reply.line(f"note: {note}")
         return reply.result()
 
     @server.tool(annotations=STEERS)

@@ -136,6 +136,10 @@ class RunBook:
                 await self.checkpoints.forget(run_id)
         return marked
 
+    def notes(self) -> list[str]:
+        """What was wrong with the run store (set aside, damaged records skipped)."""
+        return self._journal.store.notes if self._journal is not None else []
+
     async def stored(self, run_id: str) -> dict[str, Any] | None:
         return await self.journal.call(self.journal.store.get, run_id)
 

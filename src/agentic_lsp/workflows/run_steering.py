@@ -4,6 +4,7 @@ answers, resume after a restart, messages to the next model call, pruning."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,9 @@ from agentic_lsp.workflows.runner import ModelFactory, WorkflowRun
 
 if TYPE_CHECKING:
     from agentic_lsp.workflows.ports import RunPorts
+
+
+log = logging.getLogger(__name__)
 
 
 class RunSteering:
@@ -104,9 +108,16 @@ class RunSteering:
         for record in records:
             run_id = str(record["report"].get("run_id"))
             live = self._runs.get(run_id)
-            report = live.report if live is not None else report_from_record(record)
-            out.append(status_of(report))
+            try:
+                report = live.report if live is not None else report_from_record(record)
+                out.append(status_of(report))
+            except (TypeError, ValueError, KeyError, AttributeError):
+                log.warning("run %s: its stored record is damaged; left out", run_id)
         return out
+
+    def store_notes(self) -> list[str]:
+        """What was wrong with the run store, for replies to say (empty when nothing)."""
+        return self.book.notes()
 
     async def respond(
         self,

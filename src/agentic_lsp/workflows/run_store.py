@@ -14,7 +14,9 @@ import contextlib
 import dataclasses
 import json
 import logging
+import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -68,27 +70,100 @@ def report_from_record(record: dict[str, Any]) -> RunReport:
 
 
 class RunStore:
-    """The runs table and the events table of one workspace (thread-safe; call off the loop)."""
+    """The runs table and the events table of one workspace (thread-safe; call off the loop).
+
+    A damaged store never takes the run tools down: a file that is not a database (random
+    bytes, cut short), a folder, or a symlink in its place is moved aside
+    (``runs.sqlite.corrupt-<stamp>``, never deleted) and an empty store is started; a row that
+    is not JSON or not a run record is skipped. :attr:`notes` says what happened."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
+        self._set_aside: str | None = None
+        self._skipped: set[str] = set()
+        problem = store_problem(path)
+        if problem is None:
+            try:
+                self._db = _connect(path)
+                return
+            except sqlite3.DatabaseError as exc:
+                if not is_damage(exc):
+                    raise
+                problem = str(exc)
+        aside = move_aside(path)
+        self._set_aside = (
+            f"the run store {path.name} was unusable ({problem}); it was moved to {aside.name} "
+            "and runs are recorded afresh"
+        )
+        log.warning("%s", self._set_aside)
+        self._db = _connect(path)
+
+    @property
+    def notes(self) -> list[str]:
+        """What was wrong with the store: set aside at opening, damaged rows skipped."""
+        notes = [self._set_aside] if self._set_aside else []
+        if self._skipped:
+            notes.append(f"{len(self._skipped)} damaged run record(s) skipped")
+        return notes
+
+    def _record(self, key: str, status: str, text: str) -> dict[str, Any] | None:
+        """The run record a row holds, or None (logged once, counted in :attr:`notes`) when it
+        is not JSON or not shaped like a run record."""
+        try:
+            record = json.loads(text)
+            report_from_record(record)  # the shape every reader relies on
+            record["report"]["status"] = str(status)
+        except Exception as exc:  # any damage: the row is skipped, the store keeps serving
+            if key not in self._skipped:
+                self._skipped.add(key)
+                log.warning("run store %s: record %s skipped (%s)", self.path, key, exc)
+            return None
+        return record if isinstance(record, dict) else None
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._db.execute("BEGIN")
+            try:
+                self._db.execute("BEGIN")
+            except sqlite3.DatabaseError as exc:
+                self._recover(exc)
+                self._db.execute("BEGIN")
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.DatabaseError):
+                    self._recover(exc)
                 raise
-            self._db.execute("COMMIT")
+
+    def _rows(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        """``sql``'s rows; none when the store turns out damaged (it is then set aside)."""
+        with self._lock:
+            try:
+                return self._db.execute(sql, args).fetchall()
+            except sqlite3.DatabaseError as exc:
+                self._recover(exc)
+                return []
+
+    def _recover(self, exc: sqlite3.DatabaseError) -> None:
+        """Under the lock: re-raise ``exc`` unless it means damage; else set the file aside
+        and go on with an empty store (damaged while this process had it open)."""
+        if not is_damage(exc):
+            raise exc
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        aside = move_aside(self.path) if os.path.lexists(self.path) else None
+        where = f"it was moved to {aside.name}" if aside else "it was gone"
+        self._set_aside = (
+            f"the run store {self.path.name} was damaged ({exc}); {where} and runs are "
+            "recorded afresh"
+        )
+        log.warning("%s", self._set_aside)
+        self._db = _connect(self.path)
 
     def close(self) -> None:
         with self._lock:
@@ -113,52 +188,41 @@ class RunStore:
             )
 
     def get(self, run_id: str) -> dict[str, Any] | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT status, record FROM runs WHERE run_id = ?", (run_id,)
-            ).fetchone()
-        if row is None:
-            return None
-        record: dict[str, Any] = json.loads(row[1])
-        record["report"]["status"] = row[0]
-        return record
+        rows = self._rows("SELECT status, record FROM runs WHERE run_id = ?", (run_id,))
+        return self._record(run_id, rows[0][0], rows[0][1]) if rows else None
 
     def recent(self, limit: int = 50) -> list[dict[str, Any]]:
         """The newest runs first."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT status, record FROM runs ORDER BY started DESC LIMIT ?", (limit,)
-            ).fetchall()
-        records = []
-        for status, text in rows:
-            record = json.loads(text)
-            record["report"]["status"] = status
-            records.append(record)
-        return records
+        rows = self._rows(
+            "SELECT run_id, status, record FROM runs ORDER BY started DESC LIMIT ?", (limit,)
+        )
+        found = (self._record(str(run_id), status, text) for run_id, status, text in rows)
+        return [record for record in found if record is not None]
 
     def events(self, run_id: str, after: int = 0, limit: int = 10_000) -> list[RunEvent]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT kind, ts, data FROM events WHERE run_id = ? AND seq > ? ORDER BY seq"
-                " LIMIT ?",
-                (run_id, after, limit),
-            ).fetchall()
-        return [RunEvent(run_id, kind, json.loads(data), ts) for kind, ts, data in rows]
+        rows = self._rows(
+            "SELECT kind, ts, data FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (run_id, after, limit),
+        )
+        events = []
+        for kind, ts, data in rows:
+            try:
+                value = json.loads(data)
+            except (TypeError, ValueError):
+                value = None
+            if isinstance(value, dict) and isinstance(kind, str):
+                events.append(RunEvent(run_id, kind, value, float(ts)))  # type: ignore[arg-type]
+        return events
 
     def unfinished(self) -> list[dict[str, Any]]:
         """Records of runs left running, waiting or interrupted (e.g. by a restart)."""
         marks = ",".join("?" * len(OPEN_STATUSES))
-        with self._lock:
-            rows = self._db.execute(
-                f"SELECT status, record FROM runs WHERE status IN ({marks})",
-                tuple(OPEN_STATUSES),
-            ).fetchall()
-        out = []
-        for status, text in rows:
-            record = json.loads(text)
-            record["report"]["status"] = status
-            out.append(record)
-        return out
+        rows = self._rows(
+            f"SELECT run_id, status, record FROM runs WHERE status IN ({marks})",
+            tuple(OPEN_STATUSES),
+        )
+        found = (self._record(str(run_id), status, text) for run_id, status, text in rows)
+        return [record for record in found if record is not None]
 
     def prune(self, keep: int) -> list[str]:
         """Delete the oldest ended runs past ``keep`` (open runs are never deleted)."""
@@ -174,6 +238,62 @@ class RunStore:
                 db.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
                 db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
         return gone
+
+
+def store_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be the run store as it stands, or None (absent or a regular file)."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return str(exc)
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symbolic link"
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    return None
+
+
+def is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """A damaged file, not a busy one (``database is locked`` is no reason to move it)."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return True
+    text = str(exc).lower()
+    return any(word in text for word in ("malformed", "not a database", "disk image"))
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(SCHEMA)
+        check = db.execute("PRAGMA quick_check").fetchone()
+        if check is None or check[0] != "ok":
+            raise sqlite3.DatabaseError(f"database disk image is malformed: {check}")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def move_aside(path: Path) -> Path:
+    """Rename ``path`` (and its ``-wal``/``-shm`` companions) to ``<name>.corrupt-<stamp>``;
+    a symlink is renamed itself, never followed. Nothing is deleted."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while os.path.lexists(target):
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        n += 1
+    os.rename(path, target)
+    for tail in ("-wal", "-shm"):
+        companion = path.with_name(path.name + tail)
+        if os.path.lexists(companion):
+            with contextlib.suppress(OSError):
+                os.rename(companion, target.with_name(target.name + tail))
+    return target
 
 
 class RunJournal:
