@@ -71,6 +71,7 @@ class Engine:
         self.editor_review: EditorReview | None = None
         self._model_loader: threading.Thread | None = None
         self._model_failed = ""  # why a background model load failed
+        self.recovery_notes: list[str] = []  # interrupted accepts finished or put back at start
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -79,6 +80,7 @@ class Engine:
         if self._indexer is not None:
             return
         self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self.heal()
         idx = self.settings.index
         model_id = embedding_model_id(idx.embedding_model)
         dim, unavailable = store_dimension(self.settings, self.cache_dir, model_id)
@@ -106,6 +108,16 @@ class Engine:
         self._indexer.load_state()
         self._searcher = Searcher(self._indexer)
         self._navigation = Navigation(self._indexer, self.readable)
+
+    def heal(self) -> None:
+        """What a killed process left, repaired before anything is served: accepts it
+        interrupted are finished or put back (the accept journal), its sandbox copies removed."""
+        from agentic_lsp.agents.isolation import prune_stale_sandboxes
+
+        for gone in prune_stale_sandboxes(self.cache_dir / "sandboxes"):
+            log.warning("removed the sandbox %s left by a stopped process", gone.name)
+        if any((self.cache_dir / "changesets" / "journal").glob("*.json")):
+            self.recovery_notes = self.changes.recovery_notes  # the service recovers at creation
 
     async def start(self, *, index: bool = True, watch: bool | None = None) -> None:
         """Open the index, start a background sync and the file watcher; returns at once."""

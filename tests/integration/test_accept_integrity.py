@@ -257,3 +257,27 @@ def test_partially_staged_file_keeps_the_users_staged_snapshot(root: Path) -> No
     # the index is the new HEAD plus exactly the user's staged change
     assert _index_blob(root, "b.txt") == _edit(staged, 25, "agent edit").encode()
     assert (root / "b.txt").read_text() == _edit(worktree, 25, "agent edit")
+
+
+def test_an_accept_in_flight_in_another_live_process_is_not_recovered(root: Path) -> None:
+    """A second process starting beside an accepting one (a CLI beside the server) leaves its
+    journal alone; once that process is dead, the next start puts the files back."""
+    changeset_id = _propose_three(root)
+    marker = root.parent / "marker"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    args = [str(root), str(root.parent / "store"), changeset_id, "2", str(marker)]
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, *args], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        mixed = _texts(root)
+        beside = _service(root)
+        assert _texts(root) == mixed and not beside.recovery_notes
+        assert list((root.parent / "store" / "journal").glob("*.json"))
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
+    _service(root)
+    assert _texts(root) == {p: before for p, (before, _) in FILES.items()}

@@ -43,6 +43,7 @@ class JournalEntry(BaseModel):
     record: AcceptRecord
     changeset: Changeset
     files: list[JournalFile] = Field(default_factory=list)
+    pid: int | None = None  # the accepting process: an entry of a live other one is in flight
 
 
 def _b64(data: bytes | None) -> str | None:
@@ -71,7 +72,7 @@ class AcceptJournal:
             )
             for w in writes
         ]
-        self.save(JournalEntry(record=record, changeset=changeset, files=files))
+        self.save(JournalEntry(record=record, changeset=changeset, files=files, pid=os.getpid()))
 
     def save(self, entry: JournalEntry) -> None:
         data = entry.model_dump_json().encode("utf-8")
@@ -98,6 +99,8 @@ class AcceptJournal:
                 log.error("unreadable accept journal %s left in place: %s", path, exc)
                 notes.append(f"unreadable accept journal {path}: {exc}")
                 continue
+            if _accepting_elsewhere(entry.pid):
+                continue  # another live process (a CLI beside the server) is accepting now
             try:
                 note = _recover_one(root, repository, entry)
             except (OSError, ChangesetError) as exc:
@@ -108,6 +111,18 @@ class AcceptJournal:
             notes.append(note)
             path.unlink(missing_ok=True)
         return notes
+
+
+def _accepting_elsewhere(pid: int | None) -> bool:
+    if pid is None or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # alive, another user's
+    return True
 
 
 def _current(path: Path) -> bytes | None:
