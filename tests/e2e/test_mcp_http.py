@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -32,6 +33,7 @@ from mcp_fixtures import (
 )
 
 from agentic_lsp.changes.changeset import ProposedEdit
+from agentic_lsp.mcp.owner_proof import PROOF_PATH, owner_problem, proof
 from agentic_lsp.mcp.runtime import RuntimeInfo
 from agentic_lsp.mcp.tool_list import SEARCH_TOOLS, WORKFLOW_TOOLS
 
@@ -111,6 +113,20 @@ def test_guard_rejects_foreign_host_origin_token_and_big_bodies(host: Host) -> N
     padded = dict(INITIALIZE, padding="x" * 30_000)
     assert _post(info, json.dumps(padded).encode()).status_code == 413
     assert _post(info).status_code == 200  # still serving
+
+
+def test_owner_proof_answers_a_nonce_without_a_token_and_proves_the_token(host: Host) -> None:
+    info = host.info
+    nonce = "ab" * 32
+    url = f"http://127.0.0.1:{info.port}{PROOF_PATH}"
+    answer = httpx.get(url, params={"nonce": nonce})  # no Authorization header
+    assert answer.status_code == 200
+    assert answer.json()["proof"] == proof(info.token, nonce, f"127.0.0.1:{info.port}")
+    assert answer.json()["proof"] != proof("another token", nonce, f"127.0.0.1:{info.port}")
+    assert httpx.get(url, params={"nonce": "short"}).status_code == 400
+    assert httpx.get(url, params={"nonce": nonce}, headers={"Host": "a:1"}).status_code == 421
+    assert owner_problem(info) is None
+    assert "could not prove" in str(owner_problem(replace(info, token="not-the-token")))
 
 
 def test_malformed_json_rpc_over_http_is_answered_and_the_server_keeps_serving(host: Host) -> None:

@@ -79,7 +79,7 @@ def _from_owner(
         if published:
             err.print(
                 "note: the runtime file names no live, trusted agentic-lsp server "
-                "(stale, untrusted or not listening): answering here",
+                "(stale, untrusted, not listening, or it failed the owner check): answering here",
                 markup=False,
             )
         return None

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentic_lsp.config import LoadedSettings, load_settings
 from agentic_lsp.errors import AgenticError
+from agentic_lsp.mcp.owner_proof import owner_problem, process_problem
 from agentic_lsp.mcp.runtime import (
     RuntimeInfo,
     host_lock,
@@ -64,8 +65,10 @@ def _accepts_connections(info: RuntimeInfo, timeout: float = 2.0) -> bool:
 
 
 def find_owner(cache_dir: Path, connect_timeout: float = 2.0) -> RuntimeInfo | None:
-    """The live process serving this workspace, if any (stale runtime files are removed; an
-    untrusted one, see :func:`~agentic_lsp.mcp.runtime.untrusted_reason`, is ignored)."""
+    """The live, verified process serving this workspace, if any. Stale runtime files are
+    removed (a dead pid, or a live one that is no agentic-lsp process); an untrusted one (see
+    :func:`~agentic_lsp.mcp.runtime.untrusted_reason`) or one whose listener fails
+    :func:`~agentic_lsp.mcp.owner_proof.owner_problem` is ignored: nothing is sent to it."""
     path = runtime_path(cache_dir)
     reason = untrusted_reason(path)
     if reason is not None:
@@ -75,6 +78,14 @@ def find_owner(cache_dir: Path, connect_timeout: float = 2.0) -> RuntimeInfo | N
     if info is not None and not _accepts_connections(info, connect_timeout):
         log.info("MCP runtime file names pid %d but nothing listens on %s", info.pid, info.url)
         remove_runtime(path, info.pid)
+        return None
+    if info is None:
+        return None
+    problem = owner_problem(info, connect_timeout)
+    if problem is not None:
+        log.warning("ignoring the MCP runtime file %s: %s", path, problem)
+        if process_problem(info.pid) is not None:  # the owner died and its pid was reused
+            remove_runtime(path, info.pid)
         return None
     return info
 

@@ -6,9 +6,12 @@ Checks, in order, for every HTTP request (lifespan events pass through untouched
    a DNS-rebinding page reaches 127.0.0.1 under its own name, so its Host header gives it away.
 2. ``Origin``, when present, must be an allowed origin (403 otherwise): browsers always send it.
    Scheme and host compare case-insensitively (RFC 3986 section 6.2.2.1), as ``Host`` does.
-3. ``Authorization: Bearer <token>`` must carry this launch's random token (401 otherwise),
+3. ``GET`` :data:`~agentic_lsp.mcp.owner_proof.PROOF_PATH` ``?nonce=…`` is answered here, without
+   a token: the HMAC of the nonce with the token, by which a client that read the runtime file
+   verifies this listener before sending it the token (:mod:`agentic_lsp.mcp.owner_proof`).
+4. ``Authorization: Bearer <token>`` must carry this launch's random token (401 otherwise),
    compared in constant time.
-4. The body may not exceed ``max_body_bytes`` (413), declared or streamed.
+5. The body may not exceed ``max_body_bytes`` (413), declared or streamed.
 
 The SDK's own DNS-rebinding protection is configured with the same lists as a second line; it
 compares exactly, so the guard hands it ``Host`` and ``Origin`` in their canonical lowercase form.
@@ -24,10 +27,11 @@ from collections.abc import Iterable
 
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
 from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentic_lsp.errors import AgenticError
+from agentic_lsp.mcp.owner_proof import PROOF_PATH, proof, valid_nonce
 
 log = logging.getLogger(__name__)
 
@@ -115,14 +119,27 @@ class HttpGuard:
         if scope["type"] != "http":
             await self._inner(scope, receive, send)  # lifespan: passed through unchanged
             return
-        refusal = self._refusal(Headers(scope=scope))
+        headers = Headers(scope=scope)
+        refusal = self._refusal(headers)
+        if scope.get("path") == PROOF_PATH and (refusal is None or refusal[0] == 401):
+            await self._prove(scope, headers)(scope, receive, send)
+            return
         if refusal is not None:
             status, message = refusal
-            headers = {"WWW-Authenticate": 'Bearer realm="agentic-lsp"'} if status == 401 else {}
-            response = PlainTextResponse(message, status_code=status, headers=headers)
+            extra = {"WWW-Authenticate": 'Bearer realm="agentic-lsp"'} if status == 401 else {}
+            response = PlainTextResponse(message, status_code=status, headers=extra)
             await response(scope, receive, send)
             return
         await self._inner(_canonical_headers(scope), receive, send)
+
+    def _prove(self, scope: Scope, headers: Headers) -> JSONResponse | PlainTextResponse:
+        """The owner proof for the nonce in the query (Host already checked)."""
+        query = scope.get("query_string", b"").decode("latin-1")
+        nonce = query.removeprefix("nonce=") if query.startswith("nonce=") else ""
+        if scope.get("method") != "GET" or not valid_nonce(nonce):
+            return PlainTextResponse("Bad request: GET ?nonce=<64 hex digits>", status_code=400)
+        host = headers.get("host", "").lower()
+        return JSONResponse({"proof": proof(self._token.decode(), nonce, host)})
 
     def _refusal(self, headers: Headers) -> tuple[int, str] | None:
         host = headers.get("host", "").lower()
