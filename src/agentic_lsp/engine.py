@@ -118,6 +118,7 @@ class Engine:
             log.warning("removed the sandbox %s left by a stopped process", gone.name)
         if any((self.cache_dir / "changesets" / "journal").glob("*.json")):
             self.recovery_notes = self.changes.recovery_notes  # the service recovers at creation
+            self.message = "; ".join(self.recovery_notes)  # index_status shows it
 
     async def start(self, *, index: bool = True, watch: bool | None = None) -> None:
         """Open the index, start a background sync and the file watcher; returns at once."""

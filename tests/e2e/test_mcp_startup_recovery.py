@@ -15,6 +15,7 @@ from mcp_fixtures import (
     cache_dir,
     http_client,
     make_workspace,
+    ok,
     propose,
     server_env,
     start_http_host,
@@ -83,10 +84,13 @@ async def test_a_killed_accept_is_put_back_before_the_restarted_server_serves(
     sandbox = cache_dir(root) / "sandboxes" / "agentic-sandbox-left"
     (sandbox / "copy").mkdir(parents=True)
     (sandbox / "owner.pid").write_text(str(proc.pid))
-    second, _ = start_http_host(root, env)  # returns once the runtime file says it serves
+    second, served = start_http_host(root, env)  # returns once the runtime file says it serves
     try:
         assert texts(root) == before  # every file put back, no request needed
         assert not sandbox.exists()
         assert not list((cache_dir(root) / "changesets" / "journal").glob("*.json"))
+        async with http_client(served) as client:  # and the first answer says what was done
+            status = ok(await client.call_tool("index_status", {})).structured_content
+        assert "were put back as before it" in status["message"], status
     finally:
         stop_process(second)

@@ -9,7 +9,8 @@ through the one change service (stale checks, atomic writes, a commit of exactly
   buffer counts), the accept is planned against it (refused when stale), the new texts are
   written by the client (so its buffers stay in sync), then the change service records the
   accept, writes what the client left unsaved (compare-and-swap) and commits. A failed write
-  puts back what was already written; a failed record does too.
+  puts back what was already written; a failed record does too. The accept is journalled
+  before the first write, so an agent killed between writes is healed at its next start.
 * **on disk** otherwise (creations, deletions, renames; clients without a file system);
 * **by the owning process** when another agentic-lsp process owns the folder (the session
   bridges to it, :mod:`.owner`): its ``accept_changeset`` applies the files (through its editor
@@ -204,17 +205,26 @@ async def accept(
 async def _through_client(session: Session, plan: AcceptPlan, commit: bool) -> AcceptOutcome:
     service = session.local.changes
     written: list[tuple[str, str]] = []  # (path, text before)
+    # journalled first: a kill between the client's writes is healed at the next start
+    entry = await asyncio.to_thread(service.journal.begin_in_editor, service.root, plan)
     try:
         for write in plan.writes:
             await session.client.write(session.current.root / write.path, write.after or "")
             written.append((write.path, write.before or ""))
-        return await asyncio.to_thread(service.finish_accept, plan, write_disk=True, commit=commit)
+        outcome = await asyncio.to_thread(
+            service.finish_accept, plan, write_disk=True, commit=commit
+        )
+        await asyncio.to_thread(service.journal.end, entry)
+        return outcome
     except BaseException as exc:
         for path, before in reversed(written):
             try:
                 await session.client.write(session.current.root / path, before)
             except Exception:
                 log.exception("could not put back %s after a failed accept", path)
+                break  # the journal stays: the next start puts back what is left
+        else:
+            await asyncio.to_thread(service.journal.end, entry)
         if isinstance(exc, Exception) and not isinstance(exc, AgenticError):
             raise ChangesetError(
                 f"the editor could not apply the change: {exc}",

@@ -23,8 +23,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from agentic_lsp.changes.apply import AcceptPlan, encode
 from agentic_lsp.changes.atomic import FileWrite, file_mode, write_all_or_nothing, write_atomic
 from agentic_lsp.changes.changeset import AcceptRecord, Changeset
+from agentic_lsp.changes.decisions import mark_accepted
 from agentic_lsp.changes.repository import ChangesetRepository
 from agentic_lsp.errors import ChangesetError
 
@@ -73,6 +75,24 @@ class AcceptJournal:
             for w in writes
         ]
         self.save(JournalEntry(record=record, changeset=changeset, files=files, pid=os.getpid()))
+
+    def begin_in_editor(self, root: Path, plan: AcceptPlan) -> str:
+        """Journal an accept that an editor client applies file by file (ACP
+        ``fs/write_text_file``) before its first write; returns the entry's id, to :meth:`end`
+        once the accept is recorded or put back. A client killed midway leaves the entry: the
+        next start finishes the accept (every file new) or puts the new files back, and says so.
+        """
+        record = AcceptRecord(changeset_id=plan.changeset.id, run_id=plan.changeset.run_id)
+        record.writes = list(plan.writes)
+        record.hunks = dict(plan.selection)
+        accepted = plan.changeset.model_copy(deep=True)
+        mark_accepted(accepted, plan.selection)
+        writes = [
+            FileWrite(root / w.path, encode(w.after), w.mode, True, encode(w.before))
+            for w in plan.writes
+        ]
+        self.begin(record, accepted, writes)
+        return record.id
 
     def save(self, entry: JournalEntry) -> None:
         data = entry.model_dump_json().encode("utf-8")
