@@ -123,3 +123,16 @@ async def test_provider_failures_are_not_retried() -> None:
     model = scripted([])
     with pytest.raises(ProviderError, match="no reply"):
         await invoke_structured(model, "plan", Plan, retries=5)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"edits": ' + "[" * 5_000 + "]" * 5_000 + "}",
+        "```json\n" + "[" * 3_000 + "\n```",
+        "Here it is: " + "{" * 50_000,
+    ],
+)
+def test_a_deeply_nested_reply_is_malformed_not_a_recursion_error(reply: str) -> None:
+    with pytest.raises(MalformedReply, match="levels deep"):
+        parse_json_reply(reply)

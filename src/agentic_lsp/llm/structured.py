@@ -18,6 +18,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
+from agentic_lsp import json_limits
 from agentic_lsp.errors import ProviderError
 from agentic_lsp.llm.metering import metered_ainvoke
 
@@ -128,6 +129,9 @@ def _candidates(text: str) -> list[str]:
 
 def _parse_one(chunk: str) -> tuple[bool, Any, str]:
     stripped = chunk.strip()
+    too_deep = json_limits.problem(stripped)
+    if too_deep is not None:  # its inner spans would be fragments, each checked again: O(n²)
+        return False, None, too_deep
     try:
         return True, json.loads(stripped), ""
     except ValueError:
@@ -143,7 +147,7 @@ def _parse_one(chunk: str) -> tuple[bool, Any, str]:
             continue
         for attempt in (span, _repair(span)):
             try:
-                return True, json.loads(attempt), ""
+                return True, json_limits.loads(attempt), ""
             except ValueError as exc:
                 problem = f"invalid JSON ({exc})"
     return False, None, problem
