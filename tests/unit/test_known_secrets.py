@@ -22,6 +22,8 @@ def test_the_values_redacted_in_a_file_are_scrubbed_wherever_they_reappear() -> 
         "[REDACTED]": None,
     }
     assert known.scrub("app") == "app"
+    # a value standing on its own, not a part of a longer name
+    assert known.scrub(f"x{VALUE} {VALUE}_y ({VALUE})") == f"x{VALUE} {VALUE}_y ([REDACTED])"
 
 
 def test_short_values_and_key_bodies() -> None:

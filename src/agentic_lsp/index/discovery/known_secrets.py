@@ -40,6 +40,14 @@ def replaced_values(found: list[tuple[str, str]]) -> set[str]:
     return values
 
 
+def _whole(value: str) -> str:
+    """A pattern for ``value`` standing on its own: never the middle of a longer word
+    (``postgres`` in ``postgres_client`` is a name, and edits must still find it)."""
+    head = r"(?<!\w)" if re.match(r"\w", value[0]) else ""
+    tail = r"(?!\w)" if re.match(r"\w", value[-1]) else ""
+    return head + re.escape(value) + tail
+
+
 def _common_head(a: str, b: str) -> int:
     """How many leading characters ``a`` and ``b`` share."""
     n = 0
@@ -70,7 +78,7 @@ class KnownSecrets:
             if values - self._values:
                 self._values |= values
                 ordered = sorted(self._values, key=len, reverse=True)  # longest first
-                self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
+                self._pattern = re.compile("|".join(_whole(v) for v in ordered))
 
     def learn(self, text: str) -> None:
         """Remember the secret values the policy finds in ``text`` (a workspace file's text)."""
