@@ -60,6 +60,14 @@ async def test_a_huge_query_is_refused_and_shutdown_exit_follow_the_spec(tmp_pat
         search = {"command": "agentic.search", "arguments": [{"query": "x" * 30_000}]}
         long = await conn.request("long", "workspace/executeCommand", search, 10.0)
         assert long["error"]["code"] == -32602 and "query" in long["error"]["message"], long
+        for command, argument in (
+            ("agentic.runWorkflow", {"task": "t" * 9_000}),
+            ("agentic.refine", {"changesetId": "c", "feedback": "f" * 5_000}),
+            ("agentic.cancelRun", {"runId": "r" * 1_000}),
+        ):
+            call = {"command": command, "arguments": [argument]}
+            big = await conn.request(command, "workspace/executeCommand", call, 10.0)
+            assert big["error"]["code"] == -32602 and "at most" in big["error"]["message"], big
         assert "result" in await conn.symbol("after huge", 5.0)
         assert (await conn.request("bye", "shutdown", None, 10.0))["result"] is None
         late = await conn.request("late", "workspace/symbol", {"query": "target"}, 5.0)

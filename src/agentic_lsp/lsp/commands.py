@@ -65,13 +65,13 @@ class ReindexArgs(_Args):
 
 
 class RunArgs(_Args):
-    task: str = Field(min_length=1)
+    task: str = Field(min_length=1, max_length=8_000)  # the limits of MCP's tools
     workflow: str | None = None
     context: EditorContextArg | None = None  # where the user is in the editor
 
 
 class RunIdArgs(_Args):
-    run_id: str = Field(alias="runId", min_length=1)
+    run_id: str = Field(alias="runId", min_length=1, max_length=64)
 
 
 class ListChangesetsArgs(_Args):
@@ -79,7 +79,7 @@ class ListChangesetsArgs(_Args):
 
 
 class ChangesetArgs(_Args):
-    changeset_id: str = Field(alias="changesetId", min_length=1)
+    changeset_id: str = Field(alias="changesetId", min_length=1, max_length=64)
     path: str | None = None
 
 
@@ -105,8 +105,8 @@ class RollbackArgs(_Args):
 
 
 class RefineArgs(_Args):
-    changeset_id: str = Field(alias="changesetId", min_length=1)
-    feedback: str = Field(min_length=1)
+    changeset_id: str = Field(alias="changesetId", min_length=1, max_length=64)
+    feedback: str = Field(min_length=1, max_length=4_000)
 
 
 class GraphArgs(_Args):
