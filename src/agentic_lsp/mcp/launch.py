@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+CHALLENGE_TIMEOUT_S = 3.0  # an owner busy indexing may take a moment to answer the challenge
+
 
 @dataclass(frozen=True)
 class LaunchOptions:
@@ -81,7 +83,7 @@ def find_owner(cache_dir: Path, connect_timeout: float = 2.0) -> RuntimeInfo | N
         return None
     if info is None:
         return None
-    problem = owner_problem(info, connect_timeout)
+    problem = owner_problem(info, max(connect_timeout, CHALLENGE_TIMEOUT_S))
     if problem is not None:
         log.warning("ignoring the MCP runtime file %s: %s", path, problem)
         if process_problem(info.pid) is not None:  # the owner died and its pid was reused
