@@ -75,5 +75,8 @@ async def test_an_acp_accept_killed_between_client_writes_is_put_back_at_the_nex
     mixed = texts(root)
     assert mixed != before and sum(mixed[p] != before[p] for p in EDITS) == 2
 
-    async with acp_agent(root, RecordingClient(root)):
+    second = RecordingClient(root)
+    async with acp_agent(root, second):
         assert texts(root) == before  # healed when the session's workspace opened
+        await second.wait_for("the recovery note", lambda: "put back" in second.texts())
+    assert "interrupted while writing files" in second.texts()

@@ -91,8 +91,16 @@ class SessionOpener:
         return session, SessionModeState(current_mode_id=AUTO_MODE, available_modes=modes)
 
     async def announce(self, session: Session) -> None:
-        """The session's slash commands (one per workflow, and the built-ins)."""
+        """The session's slash commands (one per workflow, and the built-ins), and, once per
+        workspace, what its opening repaired (an interrupted accept finished or put back)."""
+        from agentic_lsp.acp.runs import LocalRuns
+
         await session.client.send(update_available_commands(commands(session.specs)))
+        runs = session.current
+        if isinstance(runs, LocalRuns) and runs.engine.recovery_notes:
+            notes, runs.engine.recovery_notes = runs.engine.recovery_notes, []
+            text = "".join(f"On opening this folder: {note}.\n" for note in notes)
+            await session.client.send(update_agent_message_text(text))
 
     async def load(
         self, session_id: str, cwd: str, additional: list[str] | None
