@@ -24,6 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from agentic_lsp import json_limits
 from agentic_lsp.workflows.events import RunEvent, RunReport, StageOutcome
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ class RunStore:
         """The run record a row holds, or None (logged once, counted in :attr:`notes`) when it
         is not JSON or not shaped like a run record."""
         try:
-            record = json.loads(text)
+            record = json_limits.loads(text)
             report_from_record(record)  # the shape every reader relies on
             record["report"]["status"] = str(status)
         except Exception as exc:  # any damage: the row is skipped, the store keeps serving
@@ -207,7 +208,7 @@ class RunStore:
         events = []
         for kind, ts, data in rows:
             try:
-                value = json.loads(data)
+                value = json_limits.loads(data)  # a too-deep row: JsonLimitExceeded
             except (TypeError, ValueError):
                 value = None
             if isinstance(value, dict) and isinstance(kind, str):
