@@ -1,7 +1,8 @@
-"""Deeply nested JSON-RPC over MCP's real transports (stdio and HTTP): the SDK decodes these
-bodies with pydantic-core, whose parser stops at 200 levels (a parse error, not a
-``RecursionError``); over HTTP the refusal is a JSON-RPC ``-32700`` answer, over stdio the line is
-dropped like any unparsable line. Either way the server goes on serving."""
+"""Deeply nested JSON-RPC over MCP's real transports (stdio and HTTP). Over HTTP the guard
+refuses the body before the SDK decodes it: a JSON-RPC ``-32600`` answer with the request's id.
+Over stdio the SDK decodes the line with pydantic-core, whose parser stops at 200 levels (a parse
+error, not a ``RecursionError``) and drops it like any unparsable line. Either way the server
+goes on serving."""
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def test_deep_bodies_over_http_get_a_json_rpc_error(tmp_path: Path) -> None:
             reply = httpx.post(info.url, content=_deep(9, depth), headers=headers, timeout=30)
             assert reply.status_code == 400, (depth, reply.status_code, reply.text[:200])
             error = reply.json()
-            assert error["id"] is None and error["error"]["code"] == -32700, error
-            assert "recursion limit" in error["error"]["message"]
+            assert error["id"] == 9 and error["error"]["code"] == -32600, error
+            assert "levels deep" in error["error"]["message"]
         ok = httpx.post(info.url, content=json.dumps(INITIALIZE).encode(), headers=headers)
         assert ok.status_code == 200
     finally:

@@ -12,6 +12,9 @@ Checks, in order, for every HTTP request (lifespan events pass through untouched
 4. ``Authorization: Bearer <token>`` must carry this launch's random token (401 otherwise),
    compared in constant time.
 5. The body may not exceed ``max_body_bytes`` (413), declared or streamed.
+6. A POST body nested deeper than :data:`agentic_lsp.json_limits.MAX_DEPTH` is answered here
+   (400, a JSON-RPC ``-32600`` error with the request's id) before the SDK decodes it, as every
+   other decoder of outside JSON does.
 
 The SDK's own DNS-rebinding protection is configured with the same lists as a second line; it
 compares exactly, so the guard hands it ``Host`` and ``Origin`` in their canonical lowercase form.
@@ -28,8 +31,9 @@ from collections.abc import Iterable
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, PlainTextResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agentic_lsp import json_limits
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.mcp.owner_proof import PROOF_PATH, proof, valid_nonce
 
@@ -111,6 +115,7 @@ class HttpGuard:
         max_body_bytes: int,
     ) -> None:
         self._inner = RequestBodyLimitMiddleware(app, max_body_bytes)
+        self._max_body = max_body_bytes
         self._token = token.encode()
         self._hosts = {h.lower() for h in hosts}
         self._origins = {canonical_origin(o) for o in origins}
@@ -130,7 +135,40 @@ class HttpGuard:
             response = PlainTextResponse(message, status_code=status, headers=extra)
             await response(scope, receive, send)
             return
+        if scope.get("method") == "POST":
+            replay = await self._checked_body(scope, receive, send)
+            if replay is None:
+                return
+            receive = replay
         await self._inner(_canonical_headers(scope), receive, send)
+
+    async def _checked_body(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
+        """Read the body (up to the size cap: beyond it the inner app answers 413) and refuse a
+        too-deep one; otherwise a ``receive`` that hands the inner app the same body again."""
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > self._max_body or not message.get("more_body"):
+                break
+        body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.request")
+        too_much = json_limits.problem(body) if size <= self._max_body else None
+        if too_much is not None:
+            log.warning("MCP HTTP: a body refused undecoded: %s", too_much)
+            error = {"code": -32600, "message": f"Invalid request: {too_much}"}
+            reply = {"jsonrpc": "2.0", "id": json_limits.request_id(body), "error": error}
+            await JSONResponse(reply, status_code=400)(scope, receive, send)
+            return None
+        pending = iter(messages)
+
+        async def replay() -> Message:
+            return next(pending, None) or await receive()
+
+        return replay
 
     def _prove(self, scope: Scope, headers: Headers) -> JSONResponse | PlainTextResponse:
         """The owner proof for the nonce in the query (Host already checked)."""
