@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -11,23 +13,49 @@ import pytest
 
 from agentic_lsp.cli.main import main
 from agentic_lsp.errors import AgenticError
+from agentic_lsp.mcp import launch, owner_proof
 from agentic_lsp.mcp.launch import check_workspace, find_owner
 from agentic_lsp.mcp.runtime import RuntimeInfo, runtime_path, write_runtime
 from agentic_lsp.workspace import not_a_project
 
 
-def _info(port: int) -> RuntimeInfo:
+def _info(port: int, token: str = "t") -> RuntimeInfo:
     url = f"http://127.0.0.1:{port}/mcp"
-    return RuntimeInfo(os.getpid(), url, "127.0.0.1", port, "t", "/repo", time.time())
+    return RuntimeInfo(os.getpid(), url, "127.0.0.1", port, token, "/repo", time.time())
 
 
-def test_owner_found_when_its_port_accepts_connections(tmp_path: Path) -> None:
+def test_a_port_that_only_accepts_connections_is_no_owner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even with a process that passes as agentic-lsp, a listener that cannot answer the
+    token's challenge is not the owner, and it is never sent the token."""
+    for module in (owner_proof, launch):
+        monkeypatch.setattr(module, "process_problem", lambda pid, proc=None: None)
+    token = "a-token-the-listener-must-never-see"
+    received = bytearray()
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
-        write_runtime(runtime_path(tmp_path), _info(listener.getsockname()[1]))
-        owner = find_owner(tmp_path)
-    assert owner is not None and owner.pid == os.getpid()
+        listener.settimeout(10)
+
+        def serve() -> None:  # accept, read what is sent, answer nothing
+            with contextlib.suppress(OSError):
+                while True:
+                    conn, _ = listener.accept()
+                    with conn:
+                        conn.settimeout(5)
+                        with contextlib.suppress(OSError):
+                            while chunk := conn.recv(65536):
+                                received.extend(chunk)
+
+        reader = threading.Thread(target=serve, daemon=True)
+        reader.start()
+        write_runtime(runtime_path(tmp_path), _info(listener.getsockname()[1], token))
+        owner = find_owner(tmp_path, connect_timeout=0.5)
+    reader.join(timeout=10)
+    assert owner is None
+    assert received, "the challenge was never sent"  # a real check happened
+    assert token.encode() not in received
 
 
 @pytest.mark.parametrize("mode", [0o640, 0o604, 0o660])
