@@ -19,7 +19,6 @@ start and end, and per row the median of ``--reps`` calls per column.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
@@ -31,11 +30,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+from search_cli_latency import baseline_tree, cpu_model, load  # noqa: E402  (one copy)
+
 HEAVY = ("torch", "sentence_transformers", "llama_cpp")
 PROBE = """
 import json, sys, time
@@ -52,30 +53,6 @@ finally:
         json.dump({"seconds": time.perf_counter() - started, "heavy": heavy, "code": code}, fh)
 """
 ANSWER_TIMEOUT_S = 300.0
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-@contextlib.contextmanager
-def baseline_tree(rev: str, base: Path) -> Iterator[Path]:
-    tree = base / "baseline"
-    subprocess.run(
-        ["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(tree), rev], check=True
-    )
-    try:
-        yield tree
-    finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)])
 
 
 def workspace(base: Path) -> Path:
