@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
-from mcp.server.stdio import stdio_server
 from mcp.shared.inbound import (
     MCP_METHOD_HEADER,
     MCP_NAME_HEADER,
@@ -34,6 +33,7 @@ from mcp.types import JSONRPCRequest, JSONRPCResponse
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from agentic_lsp.mcp.runtime import RuntimeInfo, pid_alive
+from agentic_lsp.mcp.stdio_lines import checked_stdio_server
 from agentic_lsp.mcp.tool_list import ToolProfile, instructions, offers
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ async def bridge_stdio(info: RuntimeInfo, profile: ToolProfile = "all") -> None:
     headers = {"Authorization": f"Bearer {info.token}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
-        stdio_server() as (stdin_read, stdout_write),
+        checked_stdio_server() as (stdin_read, stdout_write),
         streamable_http_client(info.url, http_client=http) as (http_read, http_write),
     ):
         try:

@@ -50,6 +50,7 @@ from agentic_lsp.mcp.security import (
     new_token,
     transport_security,
 )
+from agentic_lsp.mcp.stdio_lines import checked_stdio_server
 from agentic_lsp.mcp.tool_list import ToolProfile, instructions, offers, present
 from agentic_lsp.mcp.tools_changes import register_change_tools
 from agentic_lsp.mcp.tools_files import register_file_tools
@@ -102,6 +103,13 @@ class AgenticServer(MCPServer):
             self._lowlevel_server.add_notification_handler(
                 "notifications/roots/list_changed", NotificationParams, self._roots_changed
             )
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio serving, with stdin's lines checked against the JSON limits first
+        (:mod:`agentic_lsp.mcp.stdio_lines`)."""
+        lowlevel = self._lowlevel_server
+        async with checked_stdio_server() as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     async def _roots_changed(self, ctx: Any, params: NotificationParams) -> None:
         assert self.roots is not None
