@@ -1,7 +1,8 @@
 """Over the real MCP transport (HTTP, SDK client): a secret the policy redacts where it is
-assigned (``DB_PASSWORD = "…"`` in a tracked ``settings.py``) stays out of a workflow run when a
-failing test prints it bare — out of the prompts the model (the scripted test double) receives,
-the ``run_workflow`` reply, and the bytes of the run store."""
+assigned (``DB_PASSWORD = "…"`` in a tracked ``settings.py``, or ``DB_PASSWORD=…`` in a ``.env``
+file, which is never read for the model) stays out of a workflow run when a failing test prints
+it bare — out of the prompts the model (the scripted test double) receives, the
+``run_workflow`` reply, and the bytes of the run store."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pygit2
+import pytest
 import yaml
 from mcp_fixtures import http_client, text_of
 from scripted_workflow import search_replace
@@ -23,6 +25,14 @@ from agentic_lsp.workspace import workspace_cache_dir
 
 CANARY = "CanaryDb7Qx2Lp9Wz"
 SETTINGS = f'DB_HOST = "localhost"\nDB_PASSWORD = "{CANARY}"\n'
+# The same setting read from .env (the only file holding the value) when the tests run.
+SETTINGS_FROM_ENV = """\
+import pathlib
+
+DB_HOST = "localhost"
+_LINES = pathlib.Path(__file__).with_name(".env").read_text().splitlines()
+DB_PASSWORD = dict(line.split("=", 1) for line in _LINES if "=" in line)["DB_PASSWORD"]
+"""
 TEST = """\
 from settings import DB_HOST, DB_PASSWORD
 
@@ -53,10 +63,14 @@ EDIT = search_replace("settings.py", 'DB_HOST = "localhost"', 'DB_HOST = "127.0.
 STEPS = [{"role": "code", "reply": EDIT}, {"role": "code", "reply": EDIT.replace("127", "128")}]
 
 
-def make_repo(base: Path) -> Path:
+def make_repo(base: Path, source: str = "settings.py") -> Path:
     root = base / "repo"
     (root / "tests").mkdir(parents=True)
-    (root / "settings.py").write_text(SETTINGS)
+    if source == ".env":
+        (root / "settings.py").write_text(SETTINGS_FROM_ENV)
+        (root / ".env").write_text(f"# local settings\nDB_PASSWORD={CANARY}\n")
+    else:
+        (root / "settings.py").write_text(SETTINGS)
     (root / "tests" / "test_settings.py").write_text(TEST)
     (root / "conftest.py").write_text(
         "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n"
@@ -78,8 +92,11 @@ def make_repo(base: Path) -> Path:
     return root
 
 
-async def test_a_secret_printed_by_a_failing_test_never_leaves_the_run(tmp_path: Path) -> None:
-    root = make_repo(tmp_path)
+@pytest.mark.parametrize("source", ["settings.py", ".env"])
+async def test_a_secret_printed_by_a_failing_test_never_leaves_the_run(
+    tmp_path: Path, source: str
+) -> None:
+    root = make_repo(tmp_path, source)
     settings = load_settings(
         root, environ={}, user_file=tmp_path / "none", init_options={"trustWorkspace": True}
     )

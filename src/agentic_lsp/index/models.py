@@ -37,9 +37,12 @@ class DiscoveryResult:
     skipped: dict[SkipReason, int] = field(default_factory=dict)
     skipped_examples: dict[SkipReason, list[str]] = field(default_factory=dict)
     cancelled: bool = False  # the walk stopped early: ``files`` is incomplete
+    secret_paths: list[str] = field(default_factory=list)  # every SECRET skip (never read here)
 
     def skip(self, reason: SkipReason, rel_path: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        if reason is SkipReason.SECRET:
+            self.secret_paths.append(rel_path)
         examples = self.skipped_examples.setdefault(reason, [])
         if len(examples) < 5:
             examples.append(rel_path)

@@ -10,6 +10,10 @@ prompts, replies, events, reports and the run store.
 
 Values shorter than :data:`MIN_CHARS` are not remembered: replacing every ``abc`` in a test log
 would garble it and protect little.
+
+Secret files as a whole (``.env``) are never indexed nor shown, yet their values are what a test
+most often loads and prints: :meth:`KnownSecrets.refresh` also reads the dotenv-style ones, for
+their values only (:mod:`~agentic_lsp.index.discovery.dotenv_values` says which are kept).
 """
 
 from __future__ import annotations
@@ -20,6 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from agentic_lsp.config import IndexSettings
+from agentic_lsp.index.discovery.dotenv_values import (
+    dotenv_values,
+    is_dotenv_file,
+    read_dotenv_file,
+)
 from agentic_lsp.index.discovery.secrets import REDACTED, redact_secrets
 from agentic_lsp.index.discovery.walk import discover, read_indexable_text
 
@@ -73,7 +82,9 @@ class KnownSecrets:
 
     def remember(self, found: list[tuple[str, str]]) -> None:
         """Keep the values of the replacements ``redact_secrets(…, found)`` reported."""
-        values = replaced_values(found)
+        self._keep(replaced_values(found))
+
+    def _keep(self, values: set[str]) -> None:
         with self._lock:
             if values - self._values:
                 self._values |= values
@@ -87,9 +98,9 @@ class KnownSecrets:
         self.remember(found)
 
     def refresh(self, root: Path, settings: IndexSettings) -> int:
-        """Read the workspace's indexable files changed since the last refresh (all of them the
-        first time) and remember their secret values; returns how many files were read. Secret
-        files as a whole (``.env``) are never read."""
+        """Read the workspace's indexable files and dotenv-style secret files changed since the
+        last refresh (all of them the first time) and remember their secret values; returns how
+        many files were read. Other secret files (keys, credentials) are never read."""
         if not settings.redact_secrets:
             return 0
         with self._refreshing:
@@ -97,7 +108,8 @@ class KnownSecrets:
 
     def _refresh(self, root: Path, settings: IndexSettings) -> int:
         read = 0
-        for file in discover(root, settings).files:
+        discovered = discover(root, settings)
+        for file in discovered.files:
             stamp = (file.mtime_ns, file.size)
             if self._scanned.get(file.rel_path) == stamp:
                 continue
@@ -106,7 +118,28 @@ class KnownSecrets:
             self.remember(found)
             self._scanned[file.rel_path] = stamp
             read += 1
+        for rel in filter(is_dotenv_file, discovered.secret_paths):
+            read += self._learn_dotenv(root, rel, settings)
         return read
+
+    def _learn_dotenv(self, root: Path, rel: str, settings: IndexSettings) -> int:
+        """Remember the values of the secret file ``rel`` unless unchanged since it was last
+        read; 1 when it was read."""
+        try:
+            info = (root / rel).stat()
+        except OSError:
+            return 0
+        stamp = (info.st_mtime_ns, info.st_size)
+        if self._scanned.get(rel) == stamp:
+            return 0
+        text = read_dotenv_file(root, rel, settings)
+        self._scanned[rel] = stamp
+        if text is None:
+            return 0
+        found: list[tuple[str, str]] = []
+        redact_secrets(text, found)  # keys, tokens and URL passwords, as in any other file
+        self._keep(replaced_values(found) | dotenv_values(text, MIN_CHARS))
+        return 1
 
     def scrub(self, text: str) -> str:
         """``text`` with every remembered value replaced by ``[REDACTED]``."""
