@@ -204,6 +204,7 @@ def serve(args: argparse.Namespace) -> int:
     from agentic_lsp.heap import enable_freezing
     from agentic_lsp.lsp.server import create_server
     from agentic_lsp.mcp.host import McpHost
+    from agentic_lsp.mcp.owner_client import OwnerTools
 
     allow = getattr(args, "allow_non_loopback", False)
     address = tcp_address(args.tcp, allow) if args.tcp else None  # refused before starting
@@ -212,7 +213,7 @@ def serve(args: argparse.Namespace) -> int:
     enable_freezing()  # a long-running server: see agentic_lsp.heap
     host = McpHost(args.mcp_http)
     host.preload()
-    server = create_server(folder, host)
+    server = create_server(folder, host, OwnerTools())  # a folder another process owns: bridged
     status = server.run_tcp(*address) if address is not None else server.run_stdio()
     logging.shutdown()
     sys.stderr.flush()

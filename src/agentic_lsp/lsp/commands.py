@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentic_lsp.config import user_config_path
 from agentic_lsp.errors import ChangesetError
-from agentic_lsp.lsp import wire
+from agentic_lsp.lsp import bridged_features, wire
 from agentic_lsp.lsp import wire_changesets as cwire
+from agentic_lsp.lsp.owner_bridge import BridgedFolder
 from agentic_lsp.lsp.rpc import guarded, parse_args
 from agentic_lsp.lsp.run_context import SHAPE as RUN_CONTEXT_SHAPE
 from agentic_lsp.lsp.run_context import EditorContextArg
@@ -166,7 +167,8 @@ def _changeset_root(ls: AgenticLanguageServer, changeset_id: str, hint: str | No
         except ChangesetError:
             continue
         return root
-    raise ChangesetError(f"no changeset {changeset_id!r} in the open folders", "list them first")
+    error = ChangesetError(f"no changeset {changeset_id!r} in the open folders", "list them first")
+    raise ls.workspaces.missing(error, f"changeset {changeset_id}")
 
 
 # -- index ----------------------------------------------------------------------------------------
@@ -175,6 +177,10 @@ def _changeset_root(ls: AgenticLanguageServer, changeset_id: str, hint: str | No
 @command("agentic.search", SearchArgs, "{query: string, limit?: 1-200, functions?: bool, "
          "sections?: bool, root?: string}", wire.SearchResultWire)  # fmt: skip
 async def search(ls: AgenticLanguageServer, args: SearchArgs) -> wire.SearchResultWire:
+    bridged = bridged_features.chosen(ls, args.root)
+    if bridged is not None:  # the owner searches its index (it has no sections option)
+        found = await ls.owners.search(bridged, args.query, args.limit, args.functions)
+        return wire.SearchResultWire.from_engine(bridged.path, found)
     root = ls.workspaces.choose(args.root)
     response = await root.engine.search(args.query, args.limit, args.functions, args.sections)
     return wire.SearchResultWire.from_engine(root.path, response)
@@ -182,9 +188,15 @@ async def search(ls: AgenticLanguageServer, args: SearchArgs) -> wire.SearchResu
 
 @command("agentic.indexStatus", RootArgs, "{root?: string}", wire.IndexStatusResult)
 async def index_status(ls: AgenticLanguageServer, args: RootArgs) -> wire.IndexStatusResult:
+    bridged = bridged_features.chosen(ls, args.root)
+    if bridged is not None:
+        return wire.IndexStatusResult(roots=[await bridged_features.status(ls, bridged)])
     roots = [ls.workspaces.choose(args.root)] if args.root else ls.workspaces.roots.values()
     statuses = [await asyncio.to_thread(root.engine.status) for root in roots]
-    return wire.IndexStatusResult(roots=[wire.IndexStatusWire.from_engine(s) for s in statuses])
+    found = [wire.IndexStatusWire.from_engine(s) for s in statuses]
+    if not args.root:
+        found += [await bridged_features.status(ls, b) for b in ls.workspaces.bridged.values()]
+    return wire.IndexStatusResult(roots=found)
 
 
 @command("agentic.reindex", ReindexArgs, "{root?: string, wait?: bool}",
@@ -227,6 +239,8 @@ async def trust_workspace(ls: AgenticLanguageServer, args: TrustArgs) -> wire.Tr
         return wire.TrustWorkspaceResult(**base.model_dump(), root=str(root.path),
                                          reloaded=False, note=note)  # fmt: skip
     fresh = await ls.reload_root(root)
+    if isinstance(fresh, BridgedFolder):  # another process took the folder meanwhile
+        raise fresh.refusal("reloading its settings")
     base = wire.SettingsIgnored.from_loaded(fresh.engine.loaded)
     return wire.TrustWorkspaceResult(**base.model_dump(), root=str(fresh.path), reloaded=True)
 

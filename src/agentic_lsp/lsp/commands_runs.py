@@ -48,7 +48,8 @@ async def find_run_root(ls: AgenticLanguageServer, run_id: str, hint: str | None
         if await candidate.engine.workflows.knows(run_id):
             ls.runs[run_id] = candidate
             return candidate
-    raise AgenticError(f"no workflow run {run_id!r}", "list runs with agentic.listRuns")
+    error = AgenticError(f"no workflow run {run_id!r}", "list runs with agentic.listRuns")
+    raise ls.workspaces.missing(error, f"run {run_id}")
 
 
 def _events(

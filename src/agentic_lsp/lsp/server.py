@@ -2,6 +2,7 @@
 
 * ``initialize``: one engine per workspace folder (settings = files < env <
   ``initializationOptions``), stores opened before answering so every request after it works;
+  a folder another agentic-lsp process owns is bridged to it instead (:mod:`.owner_bridge`);
   ``initialized`` starts the background index, the file watchers and the progress reports.
 * ``shutdown`` closes the engines (indexing cancelled, store closed); ``exit`` ends the process
   (status 0 after a shutdown, 1 without). End of input counts as exit.
@@ -32,11 +33,12 @@ from agentic_lsp.changes.editor_review import bind_review
 from agentic_lsp.errors import AgenticError, WorkspaceError
 from agentic_lsp.heap import settle_heap
 from agentic_lsp.index.progress import IndexSummary
-from agentic_lsp.lsp import code_actions, commands, features, wire
+from agentic_lsp.lsp import bridged_features, code_actions, commands, features, wire
 from agentic_lsp.lsp.convert import uri_path
 from agentic_lsp.lsp.editor_work import DocumentParses, EditorWork
 from agentic_lsp.lsp.framing import MAX_FRAME_BYTES, FrameReader, InvalidStart, serve_frames
 from agentic_lsp.lsp.notifications import ProgressReporter
+from agentic_lsp.lsp.owner_bridge import BridgedFolder, OwnerBridge, OwnerLink
 from agentic_lsp.lsp.review import Review
 from agentic_lsp.lsp.rpc import AgenticProtocol, invalid_params, request_failed
 from agentic_lsp.lsp.workspaces import Root, Workspaces
@@ -61,9 +63,8 @@ class EnginePublisher(Protocol):
 
 
 class AgenticLanguageServer(LanguageServer):
-    def __init__(
-        self, default_root: Path | None = None, publisher: EnginePublisher | None = None
-    ) -> None:
+    def __init__(self, default_root: Path | None = None, publisher: EnginePublisher | None = None,
+                 owners: OwnerLink | None = None) -> None:  # fmt: skip
         super().__init__(
             "agentic-lsp",
             __version__,
@@ -78,6 +79,7 @@ class AgenticLanguageServer(LanguageServer):
         self.reporter = ProgressReporter(self)
         self.review = Review(self)
         self.publisher = publisher
+        self.owners = OwnerBridge(self, owners)
         self.runs: dict[str, Root] = {}
         self.init_options: dict[str, Any] = {}
         self.shutdown_requested = False
@@ -91,12 +93,18 @@ class AgenticLanguageServer(LanguageServer):
 
     # -- roots --------------------------------------------------------------------------------
 
-    async def open_root(self, folder: Path) -> Root:
+    async def open_root(self, folder: Path) -> Root | BridgedFolder:
+        """The folder's engine, opened here; or a bridge when another process owns it."""
         root = self.workspaces.add(folder, self.init_options)
-        await asyncio.to_thread(root.engine.open)
-        return root
+        bridged = await self.owners.open(root)
+        if bridged is None:
+            return root
+        self.workspaces.bridge(bridged)
+        return bridged
 
-    async def start_root(self, root: Root) -> None:
+    async def start_root(self, root: Root | BridgedFolder) -> None:
+        if isinstance(root, BridgedFolder):
+            return self.owners.announce(root)
         await root.engine.start(index=False)
         root.engine.editor_review = bind_review(self.review, root)
         self.reporter.watch_index(root)
@@ -128,7 +136,7 @@ class AgenticLanguageServer(LanguageServer):
         except Exception:
             log.exception("could not show the ignored-settings warning")
 
-    async def reload_root(self, root: Root) -> Root:
+    async def reload_root(self, root: Root) -> Root | BridgedFolder:
         """Serve ``root`` again with freshly loaded settings (after its trust changed). The
         settings are checked first: a broken settings file leaves the folder as it was."""
         self.workspaces.check_settings(root.path, self.init_options)
@@ -327,14 +335,13 @@ def _expected_errors(record: logging.LogRecord) -> bool:
     return not (isinstance(exc, JsonRpcException) and not isinstance(exc, JsonRpcInternalError))
 
 
-def create_server(
-    default_root: Path | None = None, publisher: EnginePublisher | None = None
-) -> AgenticLanguageServer:
+def create_server(default_root: Path | None = None, publisher: EnginePublisher | None = None,
+                  owners: OwnerLink | None = None) -> AgenticLanguageServer:  # fmt: skip
     # pygls logs every message at INFO: far too chatty (and slow) for a server's stderr.
     pygls_log = logging.getLogger("pygls")
     pygls_log.setLevel(max(logging.WARNING, logging.getLogger().level))
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
-    server = AgenticLanguageServer(default_root, publisher)
+    server = AgenticLanguageServer(default_root, publisher, owners)
 
     @server.feature(lsp.INITIALIZE)
     async def initialize(ls: AgenticLanguageServer, params: lsp.InitializeParams) -> None:
@@ -354,7 +361,8 @@ def create_server(
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: AgenticLanguageServer, params: lsp.InitializedParams) -> None:
-        for root in list(ls.workspaces.roots.values()):
+        opened: list[Root | BridgedFolder] = [*ls.workspaces.roots.values()]
+        for root in [*opened, *ls.workspaces.bridged.values()]:
             await ls.start_root(root)
 
     @server.feature(lsp.SHUTDOWN)
@@ -373,7 +381,9 @@ def create_server(
                 await ls.close_root(root)
         for folder in params.event.added:
             path = uri_path(folder.uri)
-            if path is not None and ls.workspaces.find(path) is None:
+            if path is not None and not (
+                ls.workspaces.find(path) or ls.workspaces.bridged_at(path)
+            ):
                 await ls.start_root(await ls.open_root(path))
 
     @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
@@ -383,6 +393,7 @@ def create_server(
         ls.reporter.cancel(params.token)
 
     features.register(server)
+    bridged_features.register(server)  # after features: it wraps their handlers
     code_actions.register(server)
     commands.register(server)
     return server

@@ -190,7 +190,17 @@ class IndexSummaryWire(Wire):
         )
 
 
+class OwnerWire(Wire):
+    """The agentic-lsp process that owns a bridged folder's index."""
+
+    pid: int | None
+    url: str
+
+
 class IndexStatusWire(Wire):
+    """One folder's index; a folder another process owns has ``state: "bridged"`` and its
+    ``owner`` (the counts are the owner's, when it answered)."""
+
     state: str
     files: int
     symbols: int
@@ -200,6 +210,7 @@ class IndexStatusWire(Wire):
     message: str
     progress: IndexProgressWire | None
     last_summary: IndexSummaryWire | None
+    owner: OwnerWire | None = None
 
     @classmethod
     def from_engine(cls, status: IndexStatus) -> IndexStatusWire:

@@ -68,6 +68,14 @@ class McpEndpointEvent(Wire):
     url: str
 
 
+class FolderBridgedEvent(Wire):
+    """``folder_bridged``: another agentic-lsp process (``pid`` at ``url``) owns the folder's
+    index; its requests are answered through that process."""
+
+    pid: int | None
+    url: str
+
+
 class EmptyEvent(Wire):
     """``changesets_changed``: the changeset folder changed (list them again)."""
 
@@ -280,6 +288,7 @@ EVENTS: dict[str, type[Wire]] = {
     "changeset_updated": ChangesetChangedEvent,
     "changesets_changed": EmptyEvent,
     "mcp_endpoint": McpEndpointEvent,
+    "folder_bridged": FolderBridgedEvent,
     "settings_ignored": SettingsIgnored,
     **{kind: model for kind, (model, _) in RUN_EVENTS.items()},
 }

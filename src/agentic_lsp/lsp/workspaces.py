@@ -1,9 +1,13 @@
 """Workspace folders → engines, request routing by URI, and open-buffer sync to the index.
 
 One :class:`~agentic_lsp.engine.Engine` per workspace folder; a document belongs to the deepest
-folder containing it. Unsaved buffer text reaches the index (``engine.update_buffer``) after a
-short quiet period, so a typing burst costs one re-index; updates of one document never overlap
-or land out of order, and closing a document drops its overlay.
+folder containing it. A folder another agentic-lsp process owns has no engine here: it is kept
+apart (``bridged``, see :mod:`agentic_lsp.lsp.owner_bridge`), so nothing that needs an engine
+ever meets it, and choosing it for a command answers an error naming its owner.
+
+Unsaved buffer text reaches the index (``engine.update_buffer``) after a short quiet period, so
+a typing burst costs one re-index; updates of one document never overlap or land out of order,
+and closing a document drops its overlay.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from agentic_lsp.workspace import relative_to_workspace
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
+    from agentic_lsp.lsp.owner_bridge import BridgedFolder
     from agentic_lsp.lsp.server import AgenticLanguageServer
 
 log = logging.getLogger(__name__)
@@ -47,6 +52,7 @@ class Workspaces:
     def __init__(self, server: AgenticLanguageServer) -> None:
         self.server = server
         self.roots: dict[Path, Root] = {}
+        self.bridged: dict[Path, BridgedFolder] = {}  # folders another process owns
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -77,7 +83,37 @@ class Workspaces:
 
     def remove(self, folder: Path) -> Root | None:
         self._located.clear()
+        self.bridged.pop(Path(os.path.realpath(folder)), None)
         return self.roots.pop(Path(os.path.realpath(folder)), None)
+
+    def bridge(self, folder: BridgedFolder) -> None:
+        """Serve ``folder`` through its owner: it leaves ``roots`` (it has no engine here)."""
+        self.roots.pop(folder.path, None)
+        self.bridged[folder.path] = folder
+        self._located.clear()
+
+    def missing(self, error: AgenticError, what: str) -> AgenticError:
+        """``error`` (a changeset or run not found), or, when every open folder is owned by
+        another process (which holds them), the error naming that process."""
+        if self.bridged and not self.roots:
+            return next(iter(self.bridged.values())).refusal(what)
+        return error
+
+    def bridged_at(self, path: Path | None) -> BridgedFolder | None:
+        """The bridged folder ``path`` belongs to: the deepest folder containing it is one."""
+        if path is None or not self.bridged:
+            return None
+        real = Path(os.path.realpath(path))
+        owned = self.find(real)
+        best: BridgedFolder | None = None
+        for folder_path, folder in self.bridged.items():
+            if (real == folder_path or folder_path in real.parents) and (
+                best is None or len(folder_path.parts) > len(best.path.parts)
+            ):
+                best = folder
+        if best is None or (owned is not None and len(owned.path.parts) > len(best.path.parts)):
+            return None
+        return best
 
     def find(self, path: Path) -> Root | None:
         """The deepest workspace folder containing ``path`` (real path compared by components)."""
@@ -120,12 +156,18 @@ class Workspaces:
 
     def choose(self, hint: str | None) -> Root:
         """The root named by ``hint`` (a folder path or URI, or a file inside one); default the
-        first folder. Raises :class:`WorkspaceError` when no folder matches."""
-        if not self.roots:
+        first folder. Raises :class:`WorkspaceError` when no folder matches, or when it names a
+        folder another process owns (the error names that process)."""
+        if not self.roots and self.bridged and not hint:
+            raise next(iter(self.bridged.values())).refusal("this command")
+        if not self.roots and not self.bridged:
             raise WorkspaceError("no workspace folder is open", "open a folder in the editor")
         if not hint:
             return next(iter(self.roots.values()))
         path = uri_path(hint) if hint.startswith("file:") else Path(hint)
+        bridged = self.bridged_at(path)
+        if bridged is not None:
+            raise bridged.refusal("this command")
         root = self.find(path) if path is not None else None
         if root is None:
             known = ", ".join(str(p) for p in self.roots)
@@ -242,3 +284,4 @@ class Workspaces:
         for task in list(self._tasks):
             task.cancel()
         self.roots.clear()
+        self.bridged.clear()
