@@ -20,6 +20,8 @@ from lsprotocol import types as t
 from mcp_fixtures import make_workspace, server_env, start_http_host, stop_process
 from pygls.exceptions import JsonRpcException
 
+from agentic_lsp.trust import set_trusted, trust_store_path
+
 INTERNAL_ERROR = -32603
 REQUEST_FAILED = -32803
 # One call of every agentic command, with arguments its parser accepts.
@@ -168,3 +170,47 @@ async def test_a_second_editor_bridges_to_the_first(tmp_path: Path) -> None:
             assert await stop_editor(second) == 0
     finally:
         assert await stop_editor(first) == 0
+
+
+async def test_an_owned_and_a_bridged_folder_side_by_side(tmp_path: Path) -> None:
+    mine = make_workspace(tmp_path / "mine")
+    theirs = make_workspace(tmp_path / "theirs")
+    env = server_env(tmp_path / "theirs")
+    set_trusted(trust_store_path(Path(env["AGENTIC_LSP_CONFIG"])), mine)
+    owner, info = start_http_host(theirs, env)
+    editor = await start_editor(mine, env=env, folders=[mine, theirs])
+    try:
+        await editor.wait_event("folder_bridged", lambda e: e["root"] == str(theirs))
+        await editor.wait_indexed()
+        symbols = await _ask(
+            editor.client.workspace_symbol_async(t.WorkspaceSymbolParams("add_numbers"))
+        )
+        uris = {s.location.uri for s in symbols if s.name == "add_numbers"}
+        assert uris == {uri(mine / "src/calc.py"), uri(theirs / "src/calc.py")}
+
+        roots = (await editor.command("agentic.indexStatus", {}))["roots"]
+        assert [(r["root"], r["state"] == "bridged") for r in roots] == [
+            (str(mine), False),
+            (str(theirs), True),
+        ]
+        assert roots[0]["owner"] is None and roots[1]["owner"]["pid"] == info.pid
+        summary = await editor.command("agentic.reindex", {"wait": True})  # the folder it owns
+        assert summary["files"] >= 3
+        with pytest.raises(JsonRpcException) as refused:
+            await editor.command("agentic.reindex", {"root": str(theirs)})
+        assert refused.value.code == REQUEST_FAILED and f"pid {info.pid}" in str(refused.value)
+
+        for folder in (mine, theirs):  # each document is answered by its own folder's side
+            doc = editor.open(str(folder / "src/calc.py"))  # an absolute path stays as it is
+            [target] = await _ask(editor.client.text_document_definition_async(
+                t.DefinitionParams(**_at(doc, 12, 25))))  # fmt: skip
+            assert target.uri == uri(folder / "src/calc.py") and target.range.start.line == 3
+            actions = await _ask(editor.client.text_document_code_action_async(t.CodeActionParams(
+                t.TextDocumentIdentifier(doc), t.Range(t.Position(0, 0), t.Position(1, 0)),
+                t.CodeActionContext(diagnostics=[]))))  # fmt: skip
+            assert not actions
+    finally:
+        try:
+            assert await stop_editor(editor) == 0
+        finally:
+            stop_process(owner)
