@@ -1,13 +1,16 @@
 """End to end over stdio: ``agentic-lsp mcp`` hosting the engine, driven by the SDK's client.
 
 A full workflow round trip with the scripted model (run → progress → show → accept, then a
-second run rejected with feedback and refined), malformed input lines, and stale runtime files.
+second run rejected with feedback and refined), malformed input lines, SIGTERM while the client
+keeps stdin open, and stale runtime files.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -26,6 +29,7 @@ from mcp_fixtures import (
     exchange_with_garbage,
     make_workspace,
     ok,
+    read_message,
     server_env,
     stdio_params,
     text_of,
@@ -34,6 +38,11 @@ from mcp_fixtures import (
 from agentic_lsp.mcp.runtime import RuntimeInfo, read_runtime, runtime_path, write_runtime
 
 HELLO = '    return "Hello, " + name + "!"'
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "raw", "version": "0"}},
+}  # fmt: skip
 # The script is read afresh for every run, so each step says which task (or feedback) it answers.
 SCRIPT = [
     {
@@ -180,6 +189,29 @@ async def test_malformed_lines_do_not_stop_the_server(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     pid = check_garbage_answers(await exchange_with_garbage(root, server_env(tmp_path)))
     assert pid != os.getpid()
+
+
+async def test_sigterm_ends_the_server_while_its_client_keeps_stdin_open(tmp_path: Path) -> None:
+    """A blocked read of stdin must not keep the process alive (nor its workspace endpoint)."""
+    root = make_workspace(tmp_path)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agentic_lsp", "mcp", "-w", str(root),
+        env=server_env(tmp_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        await proc.stdin.drain()
+        assert (await read_message(proc.stdout, 1))["result"]["serverInfo"]["name"] == "agentic-lsp"
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), timeout=90) == 0  # stdin still open
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        proc.stdin.close()
+    assert not runtime_path(cache_dir(root)).exists()
 
 
 def _free_port() -> int:

@@ -15,18 +15,22 @@ as the LSP and ACP framings do, and reads on:
 
 Like the SDK's own transport, it reads the client's bytes from a private copy of fd 0 and
 points fd 0 at the null device meanwhile, so handlers and child processes read EOF instead of
-taking the client's messages.
+taking the client's messages. Unlike it, the blocking reads run in daemon threads, so SIGTERM
+ends the process even while the client keeps stdin open (the interpreter's exit waits for
+AnyIO's worker threads, and one blocked on stdin never ends).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import logging
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 import anyio
 import mcp_types as types
@@ -43,6 +47,7 @@ log = logging.getLogger(__name__)
 MAX_LINE_BYTES = 16 * 1024 * 1024  # as ACP lines
 ID_SCAN_BYTES = 64 * 1024
 _SKIP_CHUNK = 1024 * 1024
+_T = TypeVar("_T")
 
 
 def read_line(source: BinaryIO, max_bytes: int) -> bytes | tuple[int, bytes] | None:
@@ -86,9 +91,7 @@ class CheckedLines:
 
     async def __anext__(self) -> str:
         while True:
-            line = await anyio.to_thread.run_sync(
-                read_line, self._source, self._max, abandon_on_cancel=True
-            )
+            line = await _in_daemon_thread(read_line, self._source, self._max)
             if line is None:
                 raise StopAsyncIteration
             if isinstance(line, tuple):
@@ -108,6 +111,30 @@ class CheckedLines:
         await self._ready.wait()
         assert self._answers is not None
         await self._answers.send(error_message(request_id, reason))
+
+
+async def _in_daemon_thread(read: Callable[..., _T], *args: Any) -> _T:
+    """``read(*args)`` in a daemon thread. A blocked read of stdin must neither hold up a
+    cancelled server nor the interpreter's exit (which joins AnyIO's worker threads: a server
+    told to stop by SIGTERM while its client keeps stdin open would never exit)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[_T] = loop.create_future()
+
+    def settle(value: Any, failed: bool) -> None:
+        if not done.done():
+            done.set_exception(value) if failed else done.set_result(value)
+
+    def work() -> None:
+        value: Any
+        try:
+            value, failed = read(*args), False
+        except BaseException as exc:
+            value, failed = exc, True
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, value, failed)
+
+    threading.Thread(target=work, name="mcp-stdin", daemon=True).start()
+    return await done
 
 
 def _claim_stdin() -> tuple[BinaryIO, Callable[[], None]]:
