@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from agentic_lsp.config import Settings
@@ -27,7 +26,8 @@ from agentic_lsp.index.discovery.walk import IgnoreRules, classify_path, discove
 from agentic_lsp.index.embedding.cache import EmbeddingCache
 from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES, DenseVectors
 from agentic_lsp.index.embedding.model import Embedder
-from agentic_lsp.index.models import DiscoveredFile, SkipReason
+from agentic_lsp.index.models import DiscoveredFile, FileRecord, SkipReason
+from agentic_lsp.index.overlay_builds import OverlayBuilds
 from agentic_lsp.index.parse_workers import parse_files
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
 from agentic_lsp.index.retrieval.lanes import lane_of
@@ -38,15 +38,6 @@ from agentic_lsp.index.storage.vector_store import VectorStore, Where
 log = logging.getLogger(__name__)
 
 STORE_BATCH = 64
-
-
-@dataclass
-class FileRecord:
-    path: str
-    content_hash: str
-    size: int
-    mtime_ns: int
-    language: str | None
 
 
 def _never() -> bool:
@@ -75,6 +66,7 @@ class Indexer(DenseVectors):
         self.generation = 0  # bumped whenever the set of indexed paths changes
         self.symbols = SymbolTable()
         self.overlays: dict[str, str] = overlays if overlays is not None else {}
+        self._overlay_builds = OverlayBuilds()  # which buffer text the stored symbols describe
         self.rules = IgnoreRules.load(root, settings.index)
         self.snapshot = snapshot
         self._write_lock = threading.Lock()
@@ -239,6 +231,7 @@ class Indexer(DenseVectors):
         for done, (found, build) in enumerate(
             parse_files(self.root, stale, self.settings.index, self.overlays), start=1
         ):
+            self._overlay_builds.unknown(found.rel_path)  # which buffer text it read is not known
             if cancel():
                 store_s += flush()
                 raise Cancelled("indexing cancelled")
@@ -325,6 +318,7 @@ class Indexer(DenseVectors):
         for path in paths:
             self.records.pop(path, None)
             self.symbols.remove_file(path)
+            self._overlay_builds.unknown(path)
 
     def close(self) -> None:
         """Stop background embedding (waiting for a batch in flight), then close the store."""
@@ -361,11 +355,13 @@ class Indexer(DenseVectors):
                         self._remove([path])
                         summary.removed += 1
                     continue
-                build = build_file(self.root, found, self.settings.index, self.overlays.get(path))
+                overlay = self.overlays.get(path)
+                build = build_file(self.root, found, self.settings.index, overlay)
                 if isinstance(build, SkipReason):
                     self._remove([path])
                     summary.removed += 1
                     continue
+                self._overlay_builds.stored(path, overlay)
                 record = self.records.get(path)
                 if record is not None and record.content_hash == build.content_hash:
                     record.mtime_ns, record.size = found.mtime_ns, found.size
@@ -392,6 +388,10 @@ class Indexer(DenseVectors):
         # Typing must not wait for the embedding model to load: until it has, the buffer is
         # searchable lexically and by symbol, and the next sync embeds it.
         return self.update_paths([path], embed=self.embedder_ready())
+
+    def holds_buffer(self, path: str, buffer: str | None) -> bool:
+        """Whether the stored symbols of ``path`` describe ``buffer`` (``None``: the disk)."""
+        return path in self.records and self._overlay_builds.describe(path, buffer)
 
     def dense_pending(self) -> int:
         return self.store.count("files", Where(has_dense=False))

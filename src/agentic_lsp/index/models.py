@@ -97,3 +97,14 @@ class NodeInfo:
     excerpt: str  # the node's text, bounded
     symbol: str | None  # qualname of the innermost enclosing symbol, if any
     ancestors: tuple[str, ...] = ()  # node types from the parent outwards (bounded)
+
+
+@dataclass
+class FileRecord:
+    """What the indexer remembers of one indexed file (its state snapshot holds these rows)."""
+
+    path: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    language: str | None

@@ -111,17 +111,25 @@ def symbol_kind(kind: str) -> lsp.SymbolKind:
     return _KINDS.get(kind, lsp.SymbolKind.Object)
 
 
-def symbol_selection(symbol: Symbol, text: str | None) -> lsp.Range:
-    line_text = line_at(text, symbol.name_line - 1)
+def symbol_selection(symbol: Symbol, text: str | None, lines: list[str] | None = None) -> lsp.Range:
+    """The range of the symbol's name; ``lines`` (``text`` split at newlines) spares a caller
+    converting many symbols of one text a split per symbol."""
+    if lines is None:
+        line_text = line_at(text, symbol.name_line - 1)
+    else:
+        line0 = symbol.name_line - 1
+        line_text = lines[line0].rstrip("\r") if 0 <= line0 < len(lines) else None
     return span(symbol.name_line, symbol.name_col, symbol.name_col + len(symbol.name), line_text)
 
 
 def document_symbols(symbols: Iterable[Symbol], text: str | None) -> list[lsp.DocumentSymbol]:
-    """Hierarchical symbols: each nested under its ``parent`` qualname when that is present."""
+    """Hierarchical symbols: each nested under its ``parent`` qualname when that is present.
+    The text is split once (a growing buffer of 1,000 functions took 60 ms split per symbol)."""
     nodes: dict[str, lsp.DocumentSymbol] = {}
     roots: list[lsp.DocumentSymbol] = []
+    lines = text.split("\n") if text is not None else []
     for symbol in sorted(symbols, key=lambda s: (s.start_line, -s.end_line, s.qualname)):
-        selection = symbol_selection(symbol, text)
+        selection = symbol_selection(symbol, text, lines)
         full = lines_range(symbol.start_line, symbol.end_line)
         if not (full.start.line <= selection.start.line < max(full.end.line, 1)):
             full = lsp.Range(selection.start, selection.end)

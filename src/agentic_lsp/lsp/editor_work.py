@@ -7,15 +7,19 @@
   the function a ``cancel()`` that turns true once the request awaiting it is cancelled.
 * :class:`DocumentParses` keeps the latest parse (symbols) of each open document: a request
   for a version already parsed answers without any work, requests for the same version share
-  one parse, and a typing pause (``PARSE_DEBOUNCE_S``) parses the buffer ahead of the next
-  request. A ``didChange`` itself only records the text (pygls) and re-arms a timer.
+  one parse, a document never has two parses running (a request behind an older version's
+  parse is answered from the next, newest one: superseded work is never queued), and a typing
+  pause (``PARSE_DEBOUNCE_S``) parses the buffer ahead of the next request. A ``didChange``
+  itself only records the text (pygls) and re-arms a timer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -55,44 +59,70 @@ class _Parse:
     result: Any
 
 
+@dataclass
+class _Running:
+    version: int | None
+    text: str | None
+    future: asyncio.Future[Any]
+
+
 class DocumentParses:
     """The latest parse of each open document by URI (the result type is the caller's)."""
 
     def __init__(self, debounce_s: float = PARSE_DEBOUNCE_S) -> None:
         self.debounce_s = debounce_s
         self._latest: dict[str, _Parse] = {}
-        self._running: dict[str, tuple[int | None, asyncio.Future[Any]]] = {}
+        self._running: dict[str, _Running] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
+        self.too_large: set[str] = set()  # open documents over the size parsed (the caller's)
 
     def cached(self, uri: str, version: int | None, text: str | None) -> Any | None:
         """The parse of exactly this version and text, ``None`` when there is none."""
         latest = self._latest.get(uri)
-        if latest is None or latest.version != version:
-            return None
-        if latest.text is not text and latest.text != text:
+        if latest is None or not _same(latest.version, latest.text, version, text):
             return None
         return latest.result
 
     async def get(
-        self, uri: str, version: int | None, text: str | None, parse: Callable[[], Any]
+        self,
+        uri: str,
+        current: Callable[[], tuple[int | None, str | None]],
+        parse: Callable[[int | None, str | None], Awaitable[Any]],
     ) -> Any:
-        """The parse of ``version``/``text``: cached, the one running for it, else a new one
-        (``parse()`` returns an awaitable). A cancelled request never cancels a shared parse."""
-        found = self.cached(uri, version, text)
-        if found is not None:
-            return found
-        running = self._running.get(uri)
-        if running is None or running[0] != version:
-            future = asyncio.ensure_future(parse())
-            running = (version, future)
-            self._running[uri] = running
-            future.add_done_callback(lambda f: self._finished(uri, version, text, f))
-        return await asyncio.shield(running[1])
+        """The parse of the document's version when asked (``current()``), or of a newer one.
+
+        At most one parse of a document runs at a time: a request arriving while an older
+        version is parsed waits for that parse, then joins (or starts) the parse of the newest
+        version. Under fast typing every request is answered from a version at least as new as
+        the one it was sent for, and the work queued stays one parse per document, however many
+        requests the editor sends. A cancelled request never cancels a shared parse."""
+        version, text = current()
+        while True:
+            latest = self._latest.get(uri)
+            if latest is not None and _covers(latest.version, latest.text, version, text):
+                return latest.result
+            running = self._running.get(uri)
+            if running is not None and running.future.done():  # its callback has not run yet
+                self._finished(uri, running.version, running.text, running.future)
+                continue
+            if running is None:
+                now_version, now_text = current()
+                future = asyncio.ensure_future(parse(now_version, now_text))
+                running = _Running(now_version, now_text, future)
+                self._running[uri] = running
+                future.add_done_callback(
+                    functools.partial(self._finished, uri, now_version, now_text)
+                )
+            if _covers(running.version, running.text, version, text):
+                return await asyncio.shield(running.future)
+            with contextlib.suppress(Exception):  # an older version's parse: wait, then retry
+                await asyncio.shield(running.future)
 
     def _finished(self, uri: str, version: int | None, text: str | None, future: Any) -> None:
+        """Record a finished parse (idempotent: :meth:`get` may call it before the callback)."""
         running = self._running.get(uri)
-        if running is not None and running[1] is future:
+        if running is not None and running.future is future:
             del self._running[uri]
         if future.cancelled() or future.exception() is not None:
             return
@@ -127,6 +157,20 @@ class DocumentParses:
         self._timers.clear()
         for task in list(self._tasks):
             task.cancel()
+
+
+def _same(version: int | None, text: str | None, other: int | None, other_text: str | None) -> bool:
+    return version == other and (text is other_text or text == other_text)
+
+
+def _covers(
+    version: int | None, text: str | None, asked: int | None, asked_text: str | None
+) -> bool:
+    """Whether a parse of ``version``/``text`` answers a request for ``asked``: the same
+    version and text, or a newer version of the document."""
+    if version is not None and asked is not None and version > asked:
+        return True
+    return _same(version, text, asked, asked_text)
 
 
 def _newer(version: int | None, than: int | None) -> bool:

@@ -64,6 +64,8 @@ async def did_open(ls: AgenticLanguageServer, params: lsp.DidOpenTextDocumentPar
     if located is None:
         return
     root, rel = located
+    if _oversized(ls, doc.uri, root, rel, doc.text):
+        return
     on_disk = await ls.editor.run(_disk_text, root.path / rel)
     if on_disk == doc.text:  # the index holds (or will hold) exactly this text
         ls.workspaces.mark_synced(doc.uri, doc.version)
@@ -79,6 +81,9 @@ async def did_change(ls: AgenticLanguageServer, params: lsp.DidChangeTextDocumen
     located = ls.workspaces.locate(uri)
     if located is None:
         return
+    doc = ls.workspace.text_documents.get(uri)
+    if doc is not None and _oversized(ls, uri, located[0], located[1], doc.source):
+        return
     ls.workspaces.buffer_changed(uri)
     ls.review.schedule_publish(located[0])
     ls.parses.schedule(uri, lambda: _document(ls, uri))
@@ -91,6 +96,7 @@ async def did_save(ls: AgenticLanguageServer, params: lsp.DidSaveTextDocumentPar
 
 
 async def did_close(ls: AgenticLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    ls.parses.too_large.discard(params.text_document.uri)
     ls.parses.forget(params.text_document.uri)
     ls.outlines.forget(params.text_document.uri)
     ls.workspaces.buffer_changed(params.text_document.uri, closed=True)
@@ -98,6 +104,27 @@ async def did_close(ls: AgenticLanguageServer, params: lsp.DidCloseTextDocumentP
     ls.workspaces.forget_location(params.text_document.uri)
     if located is not None:
         ls.review.schedule_publish(located[0])
+
+
+def _oversized(ls: AgenticLanguageServer, uri: str, root: Root, rel: str, text: str) -> bool:
+    """Whether a buffer is over ``index.max_file_bytes`` (counted in characters, at most its
+    bytes). Such a buffer is neither indexed nor parsed (a file that size on disk is skipped
+    too): its outline is empty and the index keeps the file on disk. Saying so once per
+    document; forgetting any earlier (smaller) buffer of it."""
+    limit = root.engine.settings.index.max_file_bytes
+    if len(text) <= limit:
+        ls.parses.too_large.discard(uri)
+        return False
+    ls.parses.forget(uri)
+    ls.outlines.forget(uri)
+    if uri not in ls.parses.too_large:
+        ls.parses.too_large.add(uri)
+        ls.workspaces.buffer_changed(uri, closed=True)  # the index goes back to the disk file
+        ls.window_log_message(lsp.LogMessageParams(lsp.MessageType.Info, (
+            f"agentic-lsp: {rel} is open with {len(text):,} characters, over "
+            f"index.max_file_bytes ({limit:,}): it is not indexed or outlined while it is "
+            "that large")))  # fmt: skip
+    return True
 
 
 def _disk_text(path: Path) -> str | None:
@@ -111,11 +138,13 @@ def _disk_text(path: Path) -> str | None:
 
 
 async def _document(
-    ls: AgenticLanguageServer, uri: str
+    ls: AgenticLanguageServer, uri: str, at: tuple[int | None, str | None] | None = None
 ) -> tuple[Root, str, str | None, list[Symbol]] | None:
     """``(root, rel, text, symbols)`` of a document: the index's symbols when it holds the
     current text, else a fresh parse of the buffer (or file) in an editor thread. An open
-    document's answer is kept per version: asking again before the next change costs nothing."""
+    document's answer is kept per version: asking again before the next change costs nothing,
+    and asking during fast typing is answered from the newest version (``ls.parses``).
+    ``at``: the ``(version, text)`` asked for instead of the document's current one."""
     located = ls.workspaces.locate(uri)
     if located is None:
         return None
@@ -124,41 +153,57 @@ async def _document(
     if doc is None:
         found = await ls.editor.run(root.engine.navigation.symbols_of, rel, None)
         return root, rel, found.text, found.symbols
-    # the editor's text, unless the engine already holds (and indexed) this very version
-    text, version = doc.source, doc.version
-    ahead = not ls.workspaces.in_index(uri, version)
+    if uri in ls.parses.too_large:
+        return root, rel, None, []
     navigation = root.engine.navigation
 
-    def parse() -> Awaitable[FileSymbols]:
-        return ls.editor.run(navigation.symbols_of, rel, text if ahead else None)
+    def current() -> tuple[int | None, str | None]:
+        if at is not None:
+            return at
+        now = ls.workspace.text_documents.get(uri) or doc
+        return now.version, now.source
 
-    found = await ls.parses.get(uri, version, text, parse)
+    def parse(version: int | None, text: str | None) -> Awaitable[tuple[str | None, FileSymbols]]:
+        # the editor's text, unless the engine already holds (and indexed) this very version
+        ahead = not ls.workspaces.in_index(uri, version)
+        return ls.editor.run(_symbols_of, navigation, rel, text, ahead)
+
+    text, found = await ls.parses.get(uri, current, parse)
     return root, rel, text, found.symbols
+
+
+def _symbols_of(
+    navigation: Navigation, rel: str, text: str | None, ahead: bool
+) -> tuple[str | None, FileSymbols]:
+    return text, navigation.symbols_of(rel, text if ahead else None)
 
 
 async def document_symbol(
     ls: AgenticLanguageServer, params: lsp.DocumentSymbolParams
 ) -> list[lsp.DocumentSymbol]:
-    """The outline of the document's latest text; converting it (lsprotocol objects are slow
-    to build) happens in an editor thread, once per version."""
+    """The outline of the document's latest text (or a newer one, while the user types);
+    converting it (lsprotocol objects are slow to build) happens in an editor thread, once
+    per version, and never twice at once for one document."""
     uri = params.text_document.uri
     doc = ls.workspace.text_documents.get(uri)
-    version = doc.version if doc is not None else None
-    current = doc.source if doc is not None else None
-    cached = ls.outlines.cached(uri, version, current) if doc is not None else None
-    if cached is not None:
-        return list(cached)
-
-    async def outline() -> list[lsp.DocumentSymbol]:
+    if doc is None:
         found = await _document(ls, uri)
         if found is None:
             return []
-        _, _, text, symbols = found
-        return await ls.editor.run(convert.document_symbols, symbols, text)
+        return await ls.editor.run(convert.document_symbols, found[3], found[2])
 
-    if doc is None:
-        return await outline()
-    return list(await ls.outlines.get(uri, version, current, outline))
+    def current() -> tuple[int | None, str | None]:
+        now = ls.workspace.text_documents.get(uri) or doc
+        return now.version, now.source
+
+    async def outline(version: int | None, text: str | None) -> list[lsp.DocumentSymbol]:
+        found = await _document(ls, uri, (version, text))
+        if found is None:
+            return []
+        _, _, parsed_text, symbols = found
+        return await ls.editor.run(convert.document_symbols, symbols, parsed_text)
+
+    return list(await ls.outlines.get(uri, current, outline))
 
 
 # -- workspace symbols --------------------------------------------------------------------------

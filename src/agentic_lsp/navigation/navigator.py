@@ -92,7 +92,7 @@ class Navigation:
         rel = self.readable.location(path)
         indexer = self._index
         buffer = self.readable.buffers().get(rel)
-        indexed = rel in indexer.records
+        indexed = indexer.holds_buffer(rel, buffer)  # the update of a buffer may still run
         if indexed and (text is None or text == buffer):
             language = self.language_of(rel)
             return FileSymbols(rel, buffer, indexer.symbols.symbols_in(rel), language, "index")
