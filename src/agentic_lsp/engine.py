@@ -321,6 +321,7 @@ class Engine:
     def status(self) -> IndexStatus:
         indexer = self._indexer
         pending = indexer.dense_pending() if indexer is not None else 0
+        background, left = indexer.background_work() if indexer is not None else ("", 0)
         return IndexStatus(
             state=self.state,
             files=len(indexer.records) if indexer else 0,
@@ -331,6 +332,8 @@ class Engine:
             last_summary=self.last_summary,
             progress=self.progress,
             message=self.message,
+            background=background,
+            background_files=left,
         )
 
     # -- search -----------------------------------------------------------------------------------

@@ -434,3 +434,23 @@ def test_missing_reranker_is_reported_not_fatal(repo: Path, tmp_path: Path) -> N
     assert response.results[0].symbol == "vat_rate"
     assert any("rerank skipped: no model at" in note for note in response.notes)
     close(engine)
+
+
+def test_the_status_says_what_the_background_embeds_until_it_is_done(repo: Path) -> None:
+    """A ready index may still embed in the background (minutes of CPU on a big workspace):
+    the status says so, with the files left, instead of looking idle."""
+    engine = open_engine(repo, **NO_BACKGROUND)
+    engine.sync_blocking()
+    assert engine.indexer.wait_for_function_vectors()
+    idle = engine.status()
+    assert (idle.background, idle.background_files) == ("", 0)
+    files = ["src/billing/invoice.py", "src/billing/tax.py"]
+    with engine.indexer._write_lock:  # the worker's store writes wait: it stays busy meanwhile
+        engine.indexer.schedule_function_vectors(files, everything=False)
+        busy = engine.status()
+        assert busy.background == "embedding function vectors", busy
+        assert 1 <= busy.background_files <= 2
+    assert engine.indexer.wait_for_function_vectors()
+    done = engine.status()
+    assert (done.background, done.background_files) == ("", 0)
+    close(engine)

@@ -79,6 +79,7 @@ class Indexer(DenseVectors):
         self._function_worker_busy = False
         self._function_queue_all = False
         self._deferred: dict[str, None] = {}
+        self._function_files_left = 0  # files the background worker has still to go through
         self._closing = threading.Event()
         self._foreground = 0
         self._foreground_lock = threading.Lock()

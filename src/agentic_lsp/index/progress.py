@@ -82,3 +82,5 @@ class IndexStatus:
     last_summary: IndexSummary | None = None
     progress: IndexProgress | None = None
     message: str = ""
+    background: str = ""  # what the background embedder does (a ready index may still embed)
+    background_files: int = 0  # ... and the files it has left

@@ -211,6 +211,8 @@ class IndexStatusWire(Wire):
     progress: IndexProgressWire | None
     last_summary: IndexSummaryWire | None
     owner: OwnerWire | None = None
+    background: str = ""
+    background_files: int = 0
 
     @classmethod
     def from_engine(cls, status: IndexStatus) -> IndexStatusWire:
@@ -223,6 +225,8 @@ class IndexStatusWire(Wire):
             store=status.store,
             root=status.root,
             message=status.message,
+            background=status.background,
+            background_files=status.background_files,
             progress=IndexProgressWire.from_engine(progress) if progress else None,
             last_summary=IndexSummaryWire.from_engine(last) if last else None,
         )

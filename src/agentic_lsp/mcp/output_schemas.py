@@ -117,6 +117,7 @@ OUTPUT_SCHEMAS: dict[str, Schema] = {
     "index_status": reply(
         {"root": STR, "state": STR, "files": INT, "symbols": INT},
         {"dense_pending": INT, "store": STR, "pid": INT, "message": opt(STR), "trusted": BOOL,
+         "background": STR, "background_files": INT,
          "ignored_settings": arr(obj({"key": STR, "source": STR}))},
     ),
     "list_changesets": reply(

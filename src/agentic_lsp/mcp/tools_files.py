@@ -159,6 +159,9 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
             reply.line(f"last sync: {s.files} files, {s.parsed} parsed, {s.removed} removed")
         if status.message:
             reply.line(f"message: {status.message}")
+        if status.background:
+            reply.line(f"background: {status.background}, {status.background_files} files left "
+                       "(searches answer meanwhile)")  # fmt: skip
         loaded = engine.loaded
         trusted = "yes" if loaded.trusted else "no"
         reply.line(f"workspace trusted: {trusted} ({loaded.trust_source})")
@@ -171,6 +174,7 @@ def register_file_tools(server: MCPServer, access: EngineAccess) -> None:
         reply.put(
             root=status.root, state=status.state, files=status.files, symbols=status.symbols,
             dense_pending=status.dense_pending, store=status.store, pid=os.getpid(),
-            message=status.message,
+            message=status.message, background=status.background,
+            background_files=status.background_files,
         )  # fmt: skip
         return reply.result()

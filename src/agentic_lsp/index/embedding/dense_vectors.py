@@ -120,6 +120,18 @@ class DenseVectors(ModelAccess):
         self.schedule_function_vectors(everything=False)
         return True
 
+    def background_work(self) -> tuple[str, int]:
+        """What the background embedder is doing now and how many files it has left;
+        ``("", 0)`` when it is idle (a status shows it: a ready index may still embed)."""
+        with self._function_queue_lock:
+            if not self._function_worker_busy:
+                return "", 0
+            if self._deferred:
+                return "embedding file and section vectors", len(self._deferred)
+            return "embedding function vectors", len(self._function_queue) + max(
+                self._function_files_left, 0
+            )
+
     def deferred_count(self) -> int:
         with self._function_queue_lock:
             return len(self._deferred)
@@ -338,6 +350,7 @@ class DenseVectors(ModelAccess):
                 if not urgent and self._embed_deferred_batch():
                     continue
                 order = self._next_function_files(order)
+                self._function_files_left = len(order)
                 if not order:
                     break
                 path, order = order[0], order[1:]
@@ -347,3 +360,4 @@ class DenseVectors(ModelAccess):
         finally:
             with self._function_queue_lock:
                 self._function_worker_busy = False
+                self._function_files_left = 0

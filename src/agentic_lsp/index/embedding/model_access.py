@@ -42,6 +42,7 @@ class ModelAccess(ABC):
     _function_queue_lock: threading.Lock
     _function_worker_busy: bool
     _function_queue_all: bool
+    _function_files_left: int
     _closing: threading.Event
     _foreground: int
     _foreground_lock: threading.Lock
