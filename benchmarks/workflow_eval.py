@@ -204,6 +204,8 @@ def user_config(
         llm["edit_format"] = args.edit_format
     if args.samples:
         llm["samples"] = args.samples
+    if getattr(args, "repair_target", None):
+        llm["repair_target"] = args.repair_target
     lines = [f"cache_dir = {toml_value(str(cache_dir))}", ""]
     if with_llm:
         lines += ["[llm]", *(f"{k} = {toml_value(v)}" for k, v in llm.items()), ""]
@@ -511,7 +513,10 @@ def localize_category(rank: int | None, gold: list[str]) -> str:
 def run_mode(args: argparse.Namespace) -> str:
     if args.localize_only:
         return "localize-only"
-    return "oracle-function" if args.oracle_function else ""
+    modes = ["oracle-function" if args.oracle_function else ""]
+    if getattr(args, "repair_target", None) == "ranked":
+        modes.append("ranked-targets")  # a variant of the path: its own records, its own row
+    return "+".join(m for m in modes if m)
 
 
 def evaluate(task: dict[str, Any], args: argparse.Namespace, cache_dir: Path) -> dict[str, Any]:
@@ -704,6 +709,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="llm.edit_format ('function': the repair path; auto picks it for llamacpp)",
     )
     p.add_argument("--samples", type=int, help="llm.samples (the repair path's rewrites)")
+    p.add_argument(
+        "--repair-target",
+        choices=["choice", "ranked"],
+        help="llm.repair_target: a task naming no function is rewritten at the model's choice "
+        "(default) or in retrieval's order, a new function each attempt ('ranked'; recorded "
+        "as its own mode)",
+    )
     p.add_argument("--workflow", default="bug_fix", help="workflow name, or 'auto'")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per task (index + run)")
     p.add_argument("--max-iterations", type=int, default=3, help="workflows.max_iterations")

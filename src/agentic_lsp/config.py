@@ -156,6 +156,15 @@ class LLMSettings(_Section):
         ),
     )
     sample_temperature: float = Field(0.8, ge=0, le=2)
+    repair_target: Literal["choice", "ranked"] = Field(
+        "choice",
+        description=(
+            "When the task names no function, which one the repair path rewrites: 'choice', "
+            "the model picks among retrieval's candidates for the first attempt (the next "
+            "candidate is tried second); 'ranked', retrieval's order alone, a new function "
+            "each attempt (no choice call)."
+        ),
+    )
     model_tools: Literal["auto", "on", "off"] = Field(
         "auto",
         description=(

@@ -139,6 +139,10 @@ def test_the_edit_format_asked_for_follows_the_setting_and_provider() -> None:
     assert profile_for(LLMSettings(provider="llamacpp")) == small
     fewer = profile_for(LLMSettings(provider="llamacpp", samples=4, sample_temperature=0.5))
     assert (fewer.samples, fewer.sample_temperature) == (4, 0.5)
+    assert small.repair_target == "choice"
+    assert profile_for(LLMSettings(provider="llamacpp", repair_target="ranked")).repair_target == (
+        "ranked"
+    )
     large = ModelProfile("search_replace", model_queries=True, tools=True)
     assert profile_for(LLMSettings(provider="ollama")) == large
     chosen = LLMSettings(

@@ -43,6 +43,7 @@ class AgentContext:
     edit_format: str = "search_replace"  # how the model is asked to write edits (llm.edit_format)
     samples: int = 8  # rewrites the repair path draws per attempt (llm.samples)
     sample_temperature: float = 0.8
+    repair_target: str = "choice"  # a target named by nothing: the model's choice or ranked
     log: Callable[[str], None] = lambda message: None
 
     @property

@@ -110,9 +110,12 @@ def larger_than_one_function(targets: list[Target]) -> str:
     )
 
 
-def pick(targets: list[Target], attempt: int) -> tuple[Target, int]:
+def pick(targets: list[Target], attempt: int, spread: bool = False) -> tuple[Target, int]:
     """The target of an attempt and its seed offset: the best, then the second, then the best
-    again with other seeds."""
+    again with other seeds; ``spread`` (retrieval's order, nothing named): the n-th best."""
+    if spread:
+        laps, index = divmod(attempt - 1, len(targets))
+        return targets[index], SEED_STRIDE * laps
     if attempt == 2 and len(targets) > 1:
         return targets[1], 0
     return targets[0], SEED_STRIDE * (attempt - 1)
@@ -163,10 +166,12 @@ class RepairAttempt:
                 "found no Python function in the workspace's source to rewrite "
                 "for this task (the repair path rewrites one function)"
             )
-        if targets[0].source == "ranked" and len(targets) > 1:
+        ranked = targets[0].source == "ranked" and len(targets) > 1
+        if ranked and ctx.repair_target == "choice":
             targets = await choose_target(ctx.model, task_text(ctx), targets)
             ev.targets_ranked = [t.key for t in targets[:5]]
-        target, seed_offset = pick(targets, ctx.attempt)
+        spread = ranked and ctx.repair_target == "ranked"
+        target, seed_offset = pick(targets, ctx.attempt, spread)
         ev.target, ev.target_source = target.key, target.source
         ev.scope_note = larger_than_one_function(targets)
         text = ctx.view.read(target.path)

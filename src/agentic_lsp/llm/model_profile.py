@@ -31,6 +31,7 @@ class ModelProfile:
     tools: bool
     samples: int = 8
     sample_temperature: float = 0.8
+    repair_target: str = "choice"
 
 
 def profile_for(settings: LLMSettings) -> ModelProfile:
@@ -48,4 +49,5 @@ def profile_for(settings: LLMSettings) -> ModelProfile:
         choose(settings.model_tools),
         settings.samples,
         settings.sample_temperature,
+        settings.repair_target,
     )

@@ -326,6 +326,7 @@ class WorkflowRun:
             model_tools=profile.tools,
             samples=profile.samples,
             sample_temperature=profile.sample_temperature,
+            repair_target=profile.repair_target,
             pruned=set(self.report.pruned),
         )
         executor = StageExecutor(env)

@@ -67,6 +67,7 @@ class StageEnv:
     model_tools: bool = True
     samples: int = 8
     sample_temperature: float = 0.8
+    repair_target: str = "choice"
     pruned: set[str] = field(default_factory=set)  # stages the user pruned (skip or cancel)
 
 
@@ -255,6 +256,7 @@ class StageExecutor:
                 edit_format=env.edit_format,
                 samples=env.samples,
                 sample_temperature=env.sample_temperature,
+                repair_target=env.repair_target,
                 earlier=earlier,
                 log=_agent_log(env.recorder, f"{stage.id}/{spec.name}", readable.redact_output),
             )
