@@ -218,6 +218,19 @@ class WorkflowSettings(_Section):
     )
 
 
+class NavigationSettings(_Section):
+    enabled: bool = Field(
+        True, description="Ask a language server for definitions and references first."
+    )
+    python_server: list[str] = Field(
+        default_factory=lambda: ["jedi-language-server"],
+        description="Command of the Python language server (found on PATH or in the venv). "
+        "User-only setting: it runs a program.",
+    )
+    timeout_s: float = Field(10.0, gt=0, le=600, description="Per request (and for the start).")
+    idle_s: float = Field(600.0, gt=0, description="A server idle this long is stopped.")
+
+
 class Settings(_Section):
     """All of agentic-lsp's settings. Unknown keys are errors (typos must not pass silently)."""
 
@@ -228,6 +241,7 @@ class Settings(_Section):
     changes: ChangesSettings = Field(default_factory=ChangesSettings)
     mcp: MCPSettings = Field(default_factory=MCPSettings)  # type: ignore[arg-type]
     workflows: WorkflowSettings = Field(default_factory=WorkflowSettings)  # type: ignore[arg-type]
+    navigation: NavigationSettings = Field(default_factory=NavigationSettings)  # type: ignore[arg-type]
 
     @field_validator("log_level", mode="before")
     @classmethod

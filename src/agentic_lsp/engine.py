@@ -29,7 +29,7 @@ from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary,
 from agentic_lsp.index.retrieval.search import Searcher, SearchResponse
 from agentic_lsp.index.storage.opening import OpenedStore, open_store
 from agentic_lsp.index.sync import Watcher
-from agentic_lsp.navigation import Navigation, ReadableFiles
+from agentic_lsp.navigation import Navigation, PreciseNavigation, ReadableFiles
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
 
 if TYPE_CHECKING:
@@ -145,6 +145,8 @@ class Engine:
         if self._sync_task is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):  # closing: report nothing
                 await asyncio.wait_for(self._sync_task, timeout=30)
+        if "precise" in self.__dict__:  # its language servers, started on first use
+            await self.precise.close()
         await asyncio.to_thread(self.close_blocking)
 
     @property
@@ -202,6 +204,11 @@ class Engine:
         """Workspace files as a model or client may read them (buffers first, secrets refused
         or redacted); usable before the index is open."""
         return ReadableFiles(self.root, self.settings.index, self.buffer_snapshot)
+
+    @functools.cached_property
+    def precise(self) -> PreciseNavigation:
+        """Language-server-first definitions and references (servers stop at :meth:`close`)."""
+        return PreciseNavigation(self.navigation, self.settings.navigation, self.buffer_snapshot)
 
     @property
     def navigation(self) -> Navigation:
@@ -274,8 +281,7 @@ class Engine:
         return summary
 
     async def reindex(self, progress: ProgressFn | None = None) -> IndexSummary:
-        # cleared here, not in the thread: a cancel that arrives before the thread starts
-        # must still stop this sync
+        # cleared here, not in the thread: a cancel arriving before the thread starts stops it
         self._cancel_sync.clear()
         return await asyncio.to_thread(self._sync, progress, True)
 
@@ -312,10 +318,8 @@ class Engine:
         return languages, kinds
 
     def buffer_snapshot(self) -> dict[str, str]:
-        """Unsaved editor text by workspace-relative path, as the engine holds it now (a copy).
-
-        The buffers port handed to the services: they read it, only the Engine changes it.
-        """
+        """Unsaved editor text by workspace-relative path, as the engine holds it now (a copy):
+        the buffers port handed to the services (they read it, only the Engine changes it)."""
         return dict(self._buffers)
 
     def status(self) -> IndexStatus:
@@ -363,14 +367,10 @@ class Engine:
             if not dense:
                 note = self._load_model_in_background()
         off = frozenset() if dense else frozenset({"dense"})
+        find = functools.partial(searcher.search, query, limit, None, sections)
         if not functions:
-            response = await asyncio.to_thread(
-                lambda: searcher.search_files(query, limit, lanes=lanes, disabled=off)
-            )
-        else:
-            response = await asyncio.to_thread(
-                lambda: searcher.search(query, limit, None, sections, lanes=lanes, disabled=off)
-            )
+            find = functools.partial(searcher.search_files, query, limit)
+        response = await asyncio.to_thread(find, lanes=lanes, disabled=off)
         if note is not None:
             response.notes.append(note)
         return response

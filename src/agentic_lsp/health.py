@@ -15,7 +15,7 @@ import importlib.util
 import time
 from pathlib import Path
 
-from agentic_lsp.config import Settings
+from agentic_lsp.config import NavigationSettings, Settings
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.embedding.model import (
     DEFAULT_OLLAMA_HOST,
@@ -29,6 +29,7 @@ from agentic_lsp.index.embedding.model import (
 from agentic_lsp.index.parsing.languages import CODE_LANGUAGES
 from agentic_lsp.index.storage.opening import meta_problem, open_store, recorded_dim
 from agentic_lsp.index.storage.vector_store import COLLECTIONS
+from agentic_lsp.navigation.server_pool import INSTALL_HINTS, configured_commands, resolve_command
 from agentic_lsp.workspace import workspace_cache_dir
 
 GRAMMARS = (*sorted(CODE_LANGUAGES), "markdown")
@@ -157,3 +158,24 @@ def store_health(
     aside = sorted(store_dir.parent.glob("store.corrupt-*"))
     note = f"; {len(aside)} damaged store(s) kept aside, delete them when you like" if aside else ""
     return "ok", f"embedded Qdrant Edge at {store_dir}{note}", ""
+
+
+def language_server_health(settings: NavigationSettings) -> tuple[str, str, str]:
+    """Whether each configured language server's program is installed (found, not started):
+    without one, definitions and references of that language are name-based."""
+    if not settings.enabled:
+        return "ok", "off (navigation.enabled = false): definitions and references by name", ""
+    found, missing, fixes = [], [], []
+    for language, command in configured_commands(settings).items():
+        resolved = resolve_command(command)
+        if resolved is None:
+            missing.append(f"{language}: {command[0]} not found")
+            fixes.append(INSTALL_HINTS.get(language, f"install {command[0]}"))
+        else:
+            found.append(f"{language}: {resolved[0]}")
+    if missing:
+        detail = "; ".join([*found, *missing]) + " (its answers fall back to name matches)"
+        return "warn", detail, "; ".join(fixes)
+    if not found:
+        return "ok", "no language server configured: definitions and references by name", ""
+    return "ok", "; ".join(found), ""

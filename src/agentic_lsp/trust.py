@@ -84,6 +84,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "llm.edit_format": ("repo", ""),
     "llm.model_queries": ("repo", ""),
     "llm.model_tools": ("repo", ""),
+    "llm.repair_target": ("repo", ""),  # which function the repair path rewrites first
     # changes
     "changes.commit_on_accept": ("user", "decides whether accepting a change makes git commits"),
     # mcp
@@ -99,6 +100,11 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "workflows.keep_runs": ("user", "decides how much of the user's run history is kept"),
     "workflows.sandbox_network": ("user", _SANDBOX),
     "workflows.allow_unisolated": ("user", _SANDBOX),
+    # navigation
+    "navigation.enabled": ("repo", ""),
+    "navigation.python_server": ("user", "runs a program: the language server's command"),
+    "navigation.timeout_s": ("repo", ""),
+    "navigation.idle_s": ("repo", ""),
 }
 
 PROTECTED = frozenset(key for key, (who, _) in CLASSIFICATION.items() if who == "user")

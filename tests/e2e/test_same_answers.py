@@ -43,7 +43,10 @@ def _workspace(root: Path, home: Path) -> None:
     (root / "models.py").write_text(MODELS)
     (root / "shop.py").write_text(SHOP)
     (root / "tool").write_text(TOOL)  # no extension: python by its shebang
-    (root / ".agentic-lsp.toml").write_text(f'cache_dir = "{home / "index"}"\n')
+    # The LSP adapter answers by name only; MCP asks a language server first (jedi misses the
+    # shebang-only `tool`), so the name-based answers are compared: the same rules on both sides.
+    settings = f'cache_dir = "{home / "index"}"\n\n[navigation]\nenabled = false\n'
+    (root / ".agentic-lsp.toml").write_text(settings)
 
 
 def _lsp_symbols(symbols: Any) -> set[tuple[str, int]]:

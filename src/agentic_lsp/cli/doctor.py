@@ -148,6 +148,12 @@ def check_store(workspace: Path, loaded: LoadedSettings, probe: bool = False) ->
     return Check("index store", *store_health(workspace, loaded.settings, probe=probe))
 
 
+def check_language_servers(loaded: LoadedSettings) -> Check:
+    from agentic_lsp.health import language_server_health
+
+    return Check("language servers", *language_server_health(loaded.settings.navigation))
+
+
 def check_git(workspace: Path) -> Check:
     import pygit2
 
@@ -210,6 +216,7 @@ def run_checks(workspace: Path, load_models: bool = False) -> list[Check]:
         checks.append(_guarded("sampling", lambda: check_sampling(loaded)))
         checks.append(_guarded("embeddings", lambda: check_embedder(loaded, load_models)))
         checks.append(_guarded("index store", lambda: check_store(workspace, loaded, load_models)))
+        checks.append(_guarded("language servers", lambda: check_language_servers(loaded)))
     checks.append(_guarded("grammars", check_grammars))
     checks.append(_guarded("git", lambda: check_git(workspace)))
     checks.append(_guarded("sandbox", lambda: check_sandbox(loaded)))

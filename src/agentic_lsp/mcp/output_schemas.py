@@ -43,6 +43,9 @@ def reply(required: dict[str, Schema], optional: dict[str, Schema] | None = None
 
 
 PAGE = {"offset": INT, "returned": INT, "next_cursor": STR, "total": INT}
+# Who answered a navigation question: "language_server:<server>" or "name_match", and why the
+# name-based answer was given when it was.
+ANSWER_SOURCE = {"source": STR, "fallback": STR}
 RANGE = {"path": STR, "start_line": INT, "end_line": INT}
 # fmt: off
 SEARCH_ITEM = obj(
@@ -95,11 +98,12 @@ OUTPUT_SCHEMAS: dict[str, Schema] = {
             {"path": STR, **SYMBOL, "name_line": INT, "name_col": INT},
             {"signature": STR, "doc": opt(STR), "source": opt(STR)},
         ))},
+        ANSWER_SOURCE,
     ),
     "find_references": reply(
         {"name": STR, "results": arr(obj(
             {"path": STR, "line": INT, "col": INT, "definition": BOOL, "preview": STR}))},
-        PAGE,
+        {**PAGE, **ANSWER_SOURCE},
     ),
     "document_symbols": reply(
         {"path": STR, "symbols": arr(obj(

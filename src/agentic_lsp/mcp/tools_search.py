@@ -8,7 +8,6 @@ with an opaque ``cursor`` and bounded by the reply budget.
 from __future__ import annotations
 
 import asyncio
-import functools
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -21,6 +20,7 @@ from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.results import SearchResponse, SearchResult
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
 from agentic_lsp.mcp.render import Reply, decode_cursor, page_note
+from agentic_lsp.navigation import Position
 
 if TYPE_CHECKING:
     from agentic_lsp.engine import Engine
@@ -45,18 +45,29 @@ def _lines(text: str, start: int, end: int) -> str:
 
 async def _identifier(
     access: EngineAccess, name: str | None, path: str | None, line: int | None, col: int | None
-) -> tuple[str, str | None]:
-    """The name asked about (given, or the identifier at path:line:column) and the from-path."""
+) -> tuple[str, str | None, Position | None]:
+    """The name asked about (given, or the identifier at path:line:column), the from-path and
+    the position asked at (when path, line and column are all given)."""
     engine = await access.engine()
     rel = engine.readable.path(path) if path else None
+    at = Position(rel, line, col) if rel is not None and line and col is not None else None
     if name:
-        return name, rel
-    if rel is None or line is None or col is None:
+        return name, rel, at
+    if at is None:
         raise AgenticError("give a name, or path + line + column of an identifier")
-    found = await asyncio.to_thread(engine.navigation.identifier_at, rel, line, col)
+    found = await asyncio.to_thread(engine.navigation.identifier_at, at.path, at.line, at.col)
     if found is None:
         raise AgenticError(f"no identifier at {rel}:{line}:{col}", "point at a name")
-    return found.name, rel
+    return found.name, rel, at
+
+
+def _source(reply: Reply, source: str, note: str) -> None:
+    """Which source answered, and why a name-based answer was given (text and data)."""
+    if note:
+        reply.line(f"[answered by name match: {clean(note)}]")
+    reply.field("source", source)
+    if note:
+        reply.field("fallback", note)
 
 
 def _result_data(result: SearchResult) -> dict[str, object]:
@@ -263,13 +274,15 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         limit: Limit = 5,
         source_lines: Annotated[int, Field(ge=0, le=200, description="Source lines per hit.")] = 40,
     ) -> CallToolResult:
-        """Where a name is defined, with its source; ranked from `path`'s view (same file, its
-        imports, rest). Give `name`, or `path` + `line` + `column` of a use."""
+        """Where a name is defined, with its source. With `path` + `line` + `column` of a use,
+        the language server answers (`source`), else name matches ranked from `path`'s view."""
         engine = await access.engine()
-        ident, rel = await _identifier(access, name, path, line, column)
-        refs = await asyncio.to_thread(engine.navigation.definitions, ident, rel)
+        ident, rel, at = await _identifier(access, name, path, line, column)
+        answer = await engine.precise.definitions(ident, rel, at)
+        refs = answer.refs
         reply = Reply(access.max_chars)
-        reply.line(f"find_definition {clean(ident)!r}: {len(refs)} definitions")
+        reply.line(f"find_definition {clean(ident)!r}: {len(refs)} definitions ({answer.source})")
+        _source(reply, answer.source, answer.note)
         reply.put(name=ident, results=[])
         for ref in refs[:limit]:
             sym = ref.symbol
@@ -311,17 +324,19 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         limit: Annotated[int, Field(ge=1, le=500, description="Occurrences per page.")] = 100,
         cursor: Cursor = None,
     ) -> CallToolResult:
-        """Every occurrence of a name (whole word) in indexed files and open buffers: the
+        """References to the symbol at `path` + `line` + `column` (or a name's only definition)
+        from the language server (`source`); else every whole-word occurrence of the name, the
         asking file first, then files related to it by imports."""
         engine = await access.engine()
-        ident, rel = await _identifier(access, name, path, line, column)
+        ident, rel, at = await _identifier(access, name, path, line, column)
         offset = decode_cursor(cursor)
-        found = await asyncio.to_thread(
-            functools.partial(engine.navigation.references, ident, rel, limit=offset + limit + 1)
-        )
+        answer = await engine.precise.references(ident, rel, at, offset + limit + 1)
+        found = answer.result
         page = found.occurrences[offset : offset + limit]
         reply = Reply(access.max_chars)
-        reply.line(f"find_references {clean(ident)!r}: {found.files_scanned} files scanned")
+        scanned = f"{found.files_scanned} files"
+        reply.line(f"find_references {clean(ident)!r}: {scanned} ({answer.source})")
+        _source(reply, answer.source, answer.note)
         by_file: dict[str, list[str]] = {}
         for occ in page:
             mark = " (definition)" if occ.is_definition else ""
