@@ -13,7 +13,7 @@ def utf16_col(line: str, col: int) -> int:
 
 def char_col(line: str, units: int) -> int:
     """The character offset of UTF-16 offset ``units`` in ``line`` (clamped; an offset inside a
-    surrogate pair counts as the character it splits)."""
+    surrogate pair rounds up to the next character)."""
     seen = 0
     for index, ch in enumerate(line):
         if seen >= units:

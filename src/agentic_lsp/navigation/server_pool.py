@@ -86,6 +86,7 @@ class ManagedServer:
         self._opened: dict[str, tuple[int, str]] = {}  # rel path -> (version, text sent)
         self._lock = asyncio.Lock()
         self._idle: asyncio.TimerHandle | None = None
+        self._stopping: asyncio.Task[None] | None = None
         self.given_up = ""
 
     async def ask(
@@ -181,11 +182,14 @@ class ManagedServer:
             if rel not in texts:
                 text = buffers.get(rel)
                 texts[rel] = (text if text is not None else _read_text(self.root / rel)).split("\n")
-            start, end = where["start"], where["end"]
-            lines = texts[rel]
-            row = lines[start["line"]] if start["line"] < len(lines) else ""
-            col = char_col(row, start["character"])
-            end_col = char_col(row, end["character"]) if end["line"] == start["line"] else len(row)
+            try:
+                start, end = where["start"], where["end"]
+                row = texts[rel][start["line"]] if start["line"] < len(texts[rel]) else ""
+                col = char_col(row, start["character"])
+                same_line = end["line"] == start["line"]
+                end_col = char_col(row, end["character"]) if same_line else len(row)
+            except (KeyError, TypeError):
+                continue  # a malformed range: skipped, not a crash
             found.append(Location(rel, start["line"] + 1, col, end_col))
         return found
 
@@ -203,7 +207,10 @@ class ManagedServer:
         if self._idle is not None:
             self._idle.cancel()
         loop = asyncio.get_running_loop()
-        self._idle = loop.call_later(self.idle_s, lambda: loop.create_task(self.stop()))
+        self._idle = loop.call_later(self.idle_s, self._stop_when_idle)
+
+    def _stop_when_idle(self) -> None:
+        self._stopping = asyncio.get_running_loop().create_task(self.stop())  # keep a reference
 
     async def stop(self) -> None:
         if self._idle is not None:
