@@ -76,7 +76,8 @@ CRASHER = textwrap.dedent(
             sys.stdout.buffer.write(head + body.encode())
             sys.stdout.buffer.flush()
         elif msg.get("method", "").startswith("textDocument/") and "id" in msg:
-            sys.exit(3)
+            if sys.argv[1:] != ["hang"]:
+                sys.exit(3)  # else: never answers
     """
 )
 
@@ -91,8 +92,10 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-async def open_engine(root: Path, user_config: Path, server: list[str] | None = None) -> Engine:
-    lines = ["[navigation]", "timeout_s = 30"]
+async def open_engine(
+    root: Path, user_config: Path, server: list[str] | None = None, timeout_s: float = 30
+) -> Engine:
+    lines = ["[navigation]", f"timeout_s = {timeout_s}"]
     if server is not None:
         lines.append(f"python_server = {server!r}".replace("'", '"'))
     user_config.write_text("\n".join(lines) + "\n")
@@ -211,3 +214,23 @@ async def test_the_server_stops_when_idle_and_at_close(tmp_path: Path, user_conf
     finally:
         await engine.close()
     assert process.returncode is not None  # stopped with the engine
+
+
+async def test_a_server_that_never_answers_times_out_into_the_fallback(
+    tmp_path: Path, user_config: Path
+) -> None:
+    script = tmp_path / "hanger.py"
+    script.write_text(CRASHER)
+    server = [sys.executable, str(script), "hang"]
+    engine = await open_engine(workspace(tmp_path), user_config, server, timeout_s=1)
+    try:
+        at = Position("pkg/use.py", 6, 6)
+        started = asyncio.get_running_loop().time()
+        answer = await engine.precise.references("save", "pkg/use.py", at, 100)
+        assert asyncio.get_running_loop().time() - started < 10
+        assert answer.source == "name_match" and "gave no answer in 1s" in answer.note
+        assert ("pkg/use.py", 11) in {(o.path, o.line) for o in answer.result.occurrences}
+        pool_server, _ = engine.precise.servers.server_for("pkg/use.py")
+        assert pool_server is not None and pool_server.deaths == 0  # slow is not dead
+    finally:
+        await engine.close()
