@@ -13,6 +13,7 @@ from agentic_lsp.changes.changeset import ProposedEdit, build_changeset
 from agentic_lsp.changes.diff import apply_hunks, compute_hunks, split_lines
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.lsp import convert
+from agentic_lsp.navigation.positions import char_col, utf16_col
 
 
 def _offset(text: str, position: t.Position) -> int:
@@ -25,7 +26,7 @@ def _offset(text: str, position: t.Position) -> int:
         return len(text)
     line = lines[position.line]
     assert position.character <= convert.utf16_len(line), (position, line)
-    return start + convert.utf16_to_char(line, position.character)
+    return start + char_col(line, position.character)
 
 
 def _apply(text: str, edits: list[t.AnnotatedTextEdit]) -> str:
@@ -122,9 +123,14 @@ def test_restore_edit_replaces_whole_buffers() -> None:
 def test_utf16_columns_round_trip() -> None:
     line = "a😀b café"
     assert convert.utf16_len(line) == 9
-    assert convert.char_to_utf16(line, 2) == 3 and convert.utf16_to_char(line, 3) == 2
-    assert convert.char_to_utf16(None, 5) == 5 and convert.char_to_utf16("plain", 3) == 3
-    assert convert.utf16_to_char(line, 99) == len(line)
+    assert utf16_col(line, 2) == 3 and char_col(line, 3) == 2
+    assert utf16_col(None, 5) == 5 and utf16_col("plain", 3) == 3
+    assert char_col(line, 99) == len(line)
+    # one pair for both directions: clamped to [0, the line's end] in both, ASCII or not, an
+    # offset inside a surrogate pair rounds up, an empty line is column 0
+    assert utf16_col("ab", 99) == 2 and utf16_col(line, 99) == 9 and utf16_col(line, -1) == 0
+    assert char_col("ab", -1) == 0 and char_col(line, -1) == 0 and char_col(line, 2) == 2
+    assert utf16_col("", 3) == 0 and char_col("", 3) == 0 and utf16_col(None, 0) == 0
     assert convert.uri_path("untitled:Untitled-1") is None
     assert convert.uri_path(convert.path_uri("/tmp/x y.py")) == Path("/tmp/x y.py")
 

@@ -28,6 +28,7 @@ from agentic_lsp.errors import AgenticError
 from agentic_lsp.lsp import convert, wire
 from agentic_lsp.lsp.rpc import guarded
 from agentic_lsp.navigation.outline import identifier_in, language_of, parse_symbols
+from agentic_lsp.navigation.positions import char_col
 
 if TYPE_CHECKING:
     from agentic_lsp.lsp.owner_bridge import BridgedFolder
@@ -141,7 +142,7 @@ async def _word(
     line_text = convert.line_at(text, position.line)
     if text is None or line_text is None:
         return None
-    col = convert.utf16_to_char(line_text, position.character)
+    col = char_col(line_text, position.character)
     word = identifier_in(rel, text, position.line + 1, col)
     if word is None:
         return None

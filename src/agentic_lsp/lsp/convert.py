@@ -19,6 +19,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from agentic_lsp.changes.changeset import Changeset, FileChange
 from agentic_lsp.changes.diff import Hunk, split_lines
 from agentic_lsp.index.models import Symbol
+from agentic_lsp.navigation.positions import utf16_col
 
 _KINDS = {
     "function": lsp.SymbolKind.Function,
@@ -66,24 +67,6 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def char_to_utf16(line_text: str | None, col: int) -> int:
-    """Character column → UTF-16 column (identical when the line is unknown or ASCII)."""
-    if line_text is None or line_text.isascii():
-        return col
-    return utf16_len(line_text[:col])
-
-
-def utf16_to_char(line_text: str, col16: int) -> int:
-    if line_text.isascii():
-        return min(col16, len(line_text))
-    units = 0
-    for index, char in enumerate(line_text):
-        if units >= col16:
-            return index
-        units += 2 if ord(char) > 0xFFFF else 1
-    return len(line_text)
-
-
 def line_at(text: str | None, line0: int) -> str | None:
     if text is None:
         return None
@@ -94,8 +77,8 @@ def line_at(text: str | None, line0: int) -> str | None:
 def span(line1: int, col: int, end_col: int, line_text: str | None = None) -> lsp.Range:
     """Range of one identifier at 1-based ``line1``, character columns ``[col, end_col)``."""
     return lsp.Range(
-        lsp.Position(line1 - 1, char_to_utf16(line_text, col)),
-        lsp.Position(line1 - 1, char_to_utf16(line_text, end_col)),
+        lsp.Position(line1 - 1, utf16_col(line_text, col)),
+        lsp.Position(line1 - 1, utf16_col(line_text, end_col)),
     )
 
 

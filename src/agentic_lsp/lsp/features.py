@@ -24,6 +24,7 @@ from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.results import SymbolRef
 from agentic_lsp.lsp import convert
 from agentic_lsp.lsp.rpc import guarded, invalid_params
+from agentic_lsp.navigation.positions import char_col
 
 if TYPE_CHECKING:
     from agentic_lsp.index.progress import CancelFn
@@ -282,7 +283,7 @@ async def _word(
     line_text = convert.line_at(text, position.line)
     if text is None or line_text is None:
         return None
-    col = convert.utf16_to_char(line_text, position.character)
+    col = char_col(line_text, position.character)
     navigation = root.engine.navigation
     word = await ls.editor.run(navigation.identifier_at, rel, position.line + 1, col, text)
     if word is None:
