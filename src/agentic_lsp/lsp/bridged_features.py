@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from agentic_lsp.errors import AgenticError
+from agentic_lsp.index.models import Symbol
 from agentic_lsp.lsp import convert, wire
 from agentic_lsp.lsp.rpc import guarded
 from agentic_lsp.navigation.outline import identifier_in, language_of, parse_symbols
@@ -149,12 +150,35 @@ async def _word(
     return rel, word.name, convert.span(position.line + 1, word.start_col, word.end_col, line_text)
 
 
-async def _definitions(
-    ls: AgenticLanguageServer, folder: BridgedFolder, rel: str, name: str, limit: int
-) -> list[dict[str, Any]]:
-    arguments = {"name": name, "path": rel, "limit": limit, "source_lines": 0}
+async def _owner_definitions(
+    ls: AgenticLanguageServer, uri: str, position: lsp.Position, folder: BridgedFolder
+) -> tuple[str, lsp.Range, list[tuple[str, Symbol]]] | None:
+    """``(name, range, [(path, symbol)])``: the identifier under the cursor and the owner's
+    ``find_definition`` answer for it, ranked from this file; ``None`` without an identifier.
+    An owner that does not answer raises (naming it) through ``ls.owners.call``."""
+    word = await _word(ls, uri, position)
+    if word is None:
+        return None
+    rel, name, rng = word
+    arguments = {"name": name, "path": rel, "limit": OWNER_DEFINITIONS, "source_lines": 0}
     data = await ls.owners.call(folder, "find_definition", arguments)
-    return [item for item in data.get("results", []) if isinstance(item, dict)]
+    found = [
+        _owner_symbol(item, name) for item in data.get("results", []) if isinstance(item, dict)
+    ]
+    return name, rng, found
+
+
+def _owner_symbol(item: dict[str, Any], name: str) -> tuple[str, Symbol]:
+    """``(workspace-relative path, symbol)`` of one of the owner's ``find_definition`` results."""
+    qualname = str(item.get("qualname", name))
+    start = int(item["start_line"])
+    return str(item["path"]), Symbol(
+        name=qualname.rsplit(".", 1)[-1], qualname=qualname, kind=str(item.get("kind")),
+        start_line=start, end_line=int(item.get("end_line") or start),
+        name_line=int(item.get("name_line") or start), name_col=int(item.get("name_col", 0)),
+        signature=str(item.get("signature") or ""), doc=str(item.get("doc") or ""),
+        parent=qualname.rpartition(".")[0] or None,
+    )  # fmt: skip
 
 
 def _line_of(path: Path, line1: int) -> str | None:
@@ -171,18 +195,15 @@ def _line_of(path: Path, line1: int) -> str | None:
 async def definition(
     ls: AgenticLanguageServer, params: lsp.DefinitionParams, folder: BridgedFolder
 ) -> list[lsp.Location]:
-    word = await _word(ls, params.text_document.uri, params.position)
-    if word is None:
+    answer = await _owner_definitions(ls, params.text_document.uri, params.position, folder)
+    if answer is None:
         return []
-    rel, name, _ = word
-    found = await _definitions(ls, folder, rel, name, OWNER_DEFINITIONS)
     locations = []
-    for item in found:
-        path = folder.path / str(item["path"])
-        line1, col = int(item.get("name_line") or item["start_line"]), int(item.get("name_col", 0))
-        short = str(item.get("qualname", name)).rsplit(".", 1)[-1]
-        line_text = await asyncio.to_thread(_line_of, path, line1)
-        rng = convert.span(line1, col, col + len(short), line_text)
+    for rel, symbol in answer[2]:
+        path = folder.path / rel
+        line_text = await asyncio.to_thread(_line_of, path, symbol.name_line)
+        end = symbol.name_col + len(symbol.name)
+        rng = convert.span(symbol.name_line, symbol.name_col, end, line_text)
         locations.append(lsp.Location(convert.path_uri(path), rng))
     return locations
 
@@ -190,19 +211,12 @@ async def definition(
 async def hover(
     ls: AgenticLanguageServer, params: lsp.HoverParams, folder: BridgedFolder
 ) -> lsp.Hover | None:
-    word = await _word(ls, params.text_document.uri, params.position)
-    if word is None:
+    answer = await _owner_definitions(ls, params.text_document.uri, params.position, folder)
+    if not answer or not answer[2]:
         return None
-    rel, name, rng = word
-    found = await _definitions(ls, folder, rel, name, OWNER_DEFINITIONS)
-    if not found:
-        return None
-    item = found[0]
-    path = str(item["path"])
-    parts = [f"```{language_of(path) or ''}\n{item.get('signature') or item.get('qualname')}\n```"]
-    if item.get("doc"):
-        parts.append(str(item["doc"]).strip())
-    parts.append(f"*{item.get('kind')}* `{item.get('qualname')}` — {path}:{item.get('start_line')}")
+    name, rng, found = answer
+    path, symbol = found[0]
+    parts = [convert.hover_markdown(symbol, path, language_of(path))]
     if len(found) > 1:
         parts.append(f"*{len(found) - 1} more definition(s) named `{name}`*")
     parts.append(f"*(answered by the agentic-lsp process that owns this folder, pid {folder.pid})*")
