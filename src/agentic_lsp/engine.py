@@ -30,6 +30,7 @@ from agentic_lsp.index.retrieval.search import Searcher, SearchResponse
 from agentic_lsp.index.storage.opening import OpenedStore, open_store
 from agentic_lsp.index.sync import Watcher
 from agentic_lsp.navigation import Navigation, PreciseNavigation, ReadableFiles
+from agentic_lsp.navigation.call_graph import CallGraphService
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
 
 if TYPE_CHECKING:
@@ -217,6 +218,8 @@ class Engine:
         if self._navigation is None:
             raise RuntimeError("Engine.open() has not run")
         return self._navigation
+
+    call_graph = functools.cached_property(lambda self: CallGraphService.shared(self.navigation))
 
     @property
     def is_open(self) -> bool:
