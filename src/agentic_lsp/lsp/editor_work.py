@@ -75,7 +75,6 @@ class DocumentParses:
         self._running: dict[str, _Running] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
-        self.too_large: set[str] = set()  # open documents over the size parsed (the caller's)
 
     def cached(self, uri: str, version: int | None, text: str | None) -> Any | None:
         """The parse of exactly this version and text, ``None`` when there is none."""

@@ -97,7 +97,7 @@ async def did_save(ls: AgenticLanguageServer, params: lsp.DidSaveTextDocumentPar
 
 
 async def did_close(ls: AgenticLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
-    ls.parses.too_large.discard(params.text_document.uri)
+    ls.oversized.discard(params.text_document.uri)
     ls.parses.forget(params.text_document.uri)
     ls.outlines.forget(params.text_document.uri)
     ls.workspaces.buffer_changed(params.text_document.uri, closed=True)
@@ -114,12 +114,12 @@ def _oversized(ls: AgenticLanguageServer, uri: str, root: Root, rel: str, text: 
     document; forgetting any earlier (smaller) buffer of it."""
     limit = root.engine.settings.index.max_file_bytes
     if len(text) <= limit:
-        ls.parses.too_large.discard(uri)
+        ls.oversized.discard(uri)
         return False
     ls.parses.forget(uri)
     ls.outlines.forget(uri)
-    if uri not in ls.parses.too_large:
-        ls.parses.too_large.add(uri)
+    if uri not in ls.oversized:
+        ls.oversized.add(uri)
         ls.workspaces.buffer_changed(uri, closed=True)  # the index goes back to the disk file
         ls.window_log_message(lsp.LogMessageParams(lsp.MessageType.Info, (
             f"agentic-lsp: {rel} is open with {len(text):,} characters, over "
@@ -154,7 +154,7 @@ async def _document(
     if doc is None:
         found = await ls.editor.run(root.engine.navigation.symbols_of, rel, None)
         return root, rel, found.text, found.symbols
-    if uri in ls.parses.too_large:
+    if uri in ls.oversized:
         return root, rel, None, []
     navigation = root.engine.navigation
 

@@ -76,6 +76,7 @@ class AgenticLanguageServer(LanguageServer):
         self.editor = EditorWork()  # the standard features' own threads (see editor_work)
         self.parses = DocumentParses()  # each open document's latest symbols
         self.outlines = DocumentParses()  # ... and its documentSymbol answer
+        self.oversized: set[str] = set()  # open documents neither parsed nor indexed (too big)
         self.reporter = ProgressReporter(self)
         self.review = Review(self)
         self.publisher = publisher
