@@ -98,15 +98,19 @@ def test_a_task_naming_several_functions_equally_is_said_to_be_larger() -> None:
 
 
 def test_attempts_take_the_best_then_the_second_or_retrieval_order_when_spread() -> None:
-    from agentic_lsp.agents.repair import SEED_STRIDE, pick
+    from agentic_lsp.agents.repair_target import SEED_STRIDE, pick
 
     targets = [
         Target("pkg/a.py", sym(f"f{i}", "function"), "ranked", 1.0 - i / 10) for i in range(3)
     ]
     names = [(pick(targets, n)[0].symbol.name, pick(targets, n)[1]) for n in (1, 2, 3)]
     assert names == [("f0", 0), ("f1", 0), ("f0", 2 * SEED_STRIDE)]
-    spread = [
-        (pick(targets, n, True)[0].symbol.name, pick(targets, n, True)[1]) for n in (1, 2, 3, 4)
-    ]
-    assert spread == [("f0", 0), ("f1", 0), ("f2", 0), ("f0", SEED_STRIDE)]  # then new seeds
-    assert pick(targets[:1], 2, True) == (targets[0], SEED_STRIDE)
+    # spread: the best not yet tried (the tried keys come from the run state), then new seeds
+    tried: list[str] = []
+    spread = []
+    for n in (1, 2, 3, 4, 5):
+        target, offset = pick(targets, n, True, tried)
+        spread.append((target.symbol.name, offset))
+        tried.append(target.key)
+    assert spread == [("f0", 0), ("f1", 0), ("f2", 0), ("f0", SEED_STRIDE), ("f0", 2 * SEED_STRIDE)]
+    assert pick(targets[:1], 2, True, [targets[0].key]) == (targets[0], SEED_STRIDE)

@@ -2,8 +2,11 @@
 rewrites of it, the project's own tests choose.
 
 One attempt: pick the target (:mod:`~agentic_lsp.agents.repair_target`; a second attempt takes
-the next target, a third the first again with other seeds), draw ``llm.samples`` rewrites in
-one prompt (:mod:`~agentic_lsp.agents.repair_prompt`), screen and group them
+the next target, a third the first again with other seeds; with ``llm.repair_target = ranked``
+each attempt takes the best-ranked function no earlier attempt tried, read from the run state),
+skip a target whose prompt and reply would not fit the model's context window for the next
+best (none fits: the attempt fails saying so), draw ``llm.samples`` rewrites in one prompt
+(:mod:`~agentic_lsp.agents.repair_prompt`), screen and group them
 (:mod:`~agentic_lsp.agents.repair_candidates`), then run the tests that mention the function
 on each candidate, most-agreed first, until one keeps every test that passed before passing
 (:meth:`~agentic_lsp.agents.test_runner.TestRunner.check`). The chosen rewrite is the stage's
@@ -20,14 +23,16 @@ from weakref import WeakKeyDictionary
 from agentic_lsp.agents.base import AgentContext, AgentResult
 from agentic_lsp.agents.repair_candidates import FunctionSource, Screened, locate, screen
 from agentic_lsp.agents.repair_choice import choose_target
-from agentic_lsp.agents.repair_evidence import Evidence
-from agentic_lsp.agents.repair_prompt import build_request, called_names
+from agentic_lsp.agents.repair_evidence import Evidence, tried_before, tried_line
+from agentic_lsp.agents.repair_prompt import build_request, called_names, prompt_tokens
 from agentic_lsp.agents.repair_repro import Reproduction, files_for, folder_for_tests, keep_failing
 from agentic_lsp.agents.repair_repro import request as repro_request
 from agentic_lsp.agents.repair_select import select_candidate
 from agentic_lsp.agents.repair_target import (
+    SEED_STRIDE,
     RankedFunction,
     Target,
+    candidates,
     enclosing_function,
     rank_targets,
     rewritable,
@@ -35,15 +40,14 @@ from agentic_lsp.agents.repair_target import (
 from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.errors import AgenticError, ProviderError
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.llm.sampling import metered_samples
-from agentic_lsp.llm.token_count import token_counter
+from agentic_lsp.llm.sampling import SampleRequest, metered_samples
+from agentic_lsp.llm.token_count import context_window, token_counter
 from agentic_lsp.workflows.sources import is_test_path
 
 # reproduction tests per run (one TestRunner serves one run) and target
 _REPRODUCTIONS: WeakKeyDictionary[TestRunner, dict[str, Reproduction]] = WeakKeyDictionary()
 MAX_SELECTED_TEST_FILES = 30
 WHOLE_SUITE_S = 30.0  # a suite this quick runs whole for each candidate
-SEED_STRIDE = 1_000
 
 
 def task_text(ctx: AgentContext) -> str:
@@ -110,17 +114,6 @@ def larger_than_one_function(targets: list[Target]) -> str:
     )
 
 
-def pick(targets: list[Target], attempt: int, spread: bool = False) -> tuple[Target, int]:
-    """The target of an attempt and its seed offset: the best, then the second, then the best
-    again with other seeds; ``spread`` (retrieval's order, nothing named): the n-th best."""
-    if spread:
-        laps, index = divmod(attempt - 1, len(targets))
-        return targets[index], SEED_STRIDE * laps
-    if attempt == 2 and len(targets) > 1:
-        return targets[1], 0
-    return targets[0], SEED_STRIDE * (attempt - 1)
-
-
 def select_tests(ctx: AgentContext, name: str) -> list[str]:
     """Test files that mention ``name`` (the whole suite when none or too many do)."""
     word = re.compile(rf"\b{re.escape(name)}\b")
@@ -160,6 +153,7 @@ class RepairAttempt:
         assert ctx.model is not None
         targets = await asyncio.to_thread(find_targets, ctx)
         ev = self.evidence
+        ev.tried = tried_before(ctx.failure, ctx.stage_id, ctx.attempt)
         ev.targets_ranked = [t.key for t in targets[:5]]
         if not targets:
             return self._fail(
@@ -171,30 +165,11 @@ class RepairAttempt:
             targets = await choose_target(ctx.model, task_text(ctx), targets)
             ev.targets_ranked = [t.key for t in targets[:5]]
         spread = ranked and ctx.repair_target == "ranked"
-        target, seed_offset = pick(targets, ctx.attempt, spread)
-        ev.target, ev.target_source = target.key, target.source
         ev.scope_note = larger_than_one_function(targets)
-        text = ctx.view.read(target.path)
-        shown = ctx.view.read_for_model(target.path)
-        near = target.symbol.name_line
-        fn = locate(text, target.symbol.qualname, near) if text is not None else None
-        if text is None or fn is None or shown is None:
-            return self._fail(f"cannot read {target.key} as Python (or it may not be shown)")
-        shown_fn = locate(shown, target.symbol.qualname, near)
-        if shown_fn is None or shown_fn.code != fn.code:
-            return self._fail(f"{target.key} holds a redacted secret; it is not rewritten")
-        count = token_counter(ctx.model)
-        callees = await asyncio.to_thread(callee_lines, ctx, target.path, fn)
-        request = build_request(
-            task_text(ctx),
-            target.path,
-            fn,
-            callees,
-            n=ctx.samples,
-            temperature=ctx.sample_temperature,
-            seed=1 + seed_offset,
-            count=count,
-        )
+        found = await self._prepare(candidates(targets, ctx.attempt, spread, ev.tried))
+        if isinstance(found, AgentResult):
+            return found
+        target, text, fn, request = found
         ctx.log(f"repair: {request.n} rewrite(s) of {target.key} ({target.source})")
         try:
             samples = await metered_samples(ctx.model, request)
@@ -213,6 +188,71 @@ class RepairAttempt:
             ev.note = self._why_nothing(screened)
             return self._fail(ev.note)
         return await self._test(target, fn, screened)
+
+    async def _prepare(
+        self, order: list[tuple[Target, int]]
+    ) -> tuple[Target, str, FunctionSource, SampleRequest] | AgentResult:
+        """The first target of ``order`` whose prompt and reply fit the model's context window
+        (when the model declares one), with its file, function and request; a target that does
+        not fit is skipped, and when none fits the attempt ends with a failure that says so
+        (rather than the provider's error for an over-long prompt)."""
+        ctx, ev = self.ctx, self.evidence
+        assert ctx.model is not None
+        count = token_counter(ctx.model)
+        window = context_window(ctx.model)
+        ev.context_tokens = window
+        for target, seed_offset in order:
+            text = ctx.view.read(target.path)
+            shown = ctx.view.read_for_model(target.path)
+            near = target.symbol.name_line
+            fn = locate(text, target.symbol.qualname, near) if text is not None else None
+            why = ""
+            if text is None or fn is None or shown is None:
+                why = f"cannot read {target.key} as Python (or it may not be shown)"
+            else:
+                shown_fn = locate(shown, target.symbol.qualname, near)
+                if shown_fn is None or shown_fn.code != fn.code:
+                    why = f"{target.key} holds a redacted secret; it is not rewritten"
+            if why:
+                if not ev.skipped:  # the attempt's own target: as before, the attempt fails
+                    ev.target, ev.target_source = target.key, target.source
+                    ev.tried = [*ev.tried, target.key]  # the next attempt moves on
+                    return self._fail(why)
+                ev.skipped.append(f"target {target.key} skipped: {why}")
+                continue
+            assert text is not None and fn is not None
+            callees = await asyncio.to_thread(callee_lines, ctx, target.path, fn)
+            request = build_request(
+                task_text(ctx),
+                target.path,
+                fn,
+                callees,
+                n=ctx.samples,
+                temperature=ctx.sample_temperature,
+                seed=1 + seed_offset,
+                count=count,
+            )
+            if window is not None:
+                needed = await asyncio.to_thread(prompt_tokens, request, count)
+                if needed + request.max_tokens > window:
+                    skip = (
+                        f"target {target.key} skipped: prompt {needed} tokens + reply "
+                        f"{request.max_tokens} > context {window}"
+                    )
+                    ev.skipped.append(skip)
+                    ctx.log(f"repair: {skip}")
+                    continue
+            ev.target, ev.target_source = target.key, target.source
+            ev.tried = [*ev.tried, target.key]
+            return target, text, fn, request
+        ev.too_large = True
+        shown_skips = "; ".join(ev.skipped[:3]) + (
+            f" (and {len(ev.skipped) - 3} more)" if len(ev.skipped) > 3 else ""
+        )
+        return self._fail(
+            f"no target's prompt fits the model's context of {window} tokens; "
+            f"raise llm.context_tokens to repair these functions ({shown_skips})"
+        )
 
     def _why_nothing(self, screened: Screened) -> str:
         if screened.well_formed and screened.dropped.get("no-op") == screened.well_formed:
@@ -293,6 +333,8 @@ class RepairAttempt:
                 {target.path: candidate.text},
                 output=f"{summary}\n\n{chosen.checked.comparison.describe()}",
                 test_output=chosen.checked.run.output,
+                # read back by the next attempt when the stage's verify fails
+                errors=[tried_line(ev.tried)],
                 evidence=ev.as_dict(),
             )
         gated = [j for j in selection.judged if j.gate]
@@ -320,7 +362,11 @@ class RepairAttempt:
         ev.note = ev.note or why
         summary = f"{why}; {ev.describe()}" if ev.target else why
         return AgentResult(
-            False, summary, output=output or summary, errors=[why], evidence=ev.as_dict()
+            False,
+            summary,
+            output=output or summary,
+            errors=[why, tried_line(ev.tried)],
+            evidence=ev.as_dict(),
         )
 
 

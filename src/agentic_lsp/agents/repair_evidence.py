@@ -3,8 +3,17 @@ report, the stage summary and the changeset carry."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+# The line of a repair result's errors that carries the targets this stage's attempts tried
+# (``path::qualname``, oldest first, this attempt's last). A failed stage attempt's errors
+# become the run state's ``failure`` (checkpointed, so it survives a restart): the next attempt
+# reads them back there, and each attempt passes the whole list on.
+TRIED_PREFIX = "repair targets tried in this stage's attempts: "
+MAX_SKIPPED_SHOWN = 3
 
 
 @dataclass
@@ -32,6 +41,10 @@ class Evidence:
     repro_dropped: dict[str, int] = field(default_factory=dict)
     repro_passed: int | None = None
     scope_note: str = ""  # the task may need more than one function
+    tried: list[str] = field(default_factory=list)  # targets of this stage's attempts so far
+    skipped: list[str] = field(default_factory=list)  # targets whose prompt did not fit, why
+    context_tokens: int | None = None  # the model's context window, when it declares one
+    too_large: bool = False  # no target's prompt fitted the model's context window
     note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -66,8 +79,37 @@ def describe_evidence(ev: dict[str, Any]) -> str:
             f"tests: `{ev['tests']}`, {ev.get('baseline_passed', 0)} passing before"
             + (f", {len(failed)} failing before (not blocking)" if failed else "")
         )
+    skipped = list(ev.get("skipped") or [])
+    if skipped and not ev.get("too_large"):
+        more = len(skipped) - MAX_SKIPPED_SHOWN
+        parts.append(
+            "; ".join(skipped[:MAX_SKIPPED_SHOWN]) + (f" (and {more} more)" if more > 0 else "")
+        )
     if ev.get("note"):
         parts.append(str(ev["note"]))
     if ev.get("scope_note"):
         parts.append(str(ev["scope_note"]))
     return "; ".join(parts)
+
+
+def tried_line(keys: Sequence[str]) -> str:
+    """The errors line that passes the tried targets on to the stage's next attempt."""
+    return TRIED_PREFIX + json.dumps(list(keys))
+
+
+def tried_before(failure: Any, stage_id: str, attempt: int) -> list[str]:
+    """The targets earlier attempts of this stage tried, oldest first, read from the run
+    state's failure of the previous attempt (empty on a first attempt, or when the failure
+    is another stage's or carries no such line)."""
+    if failure is None or attempt <= 1 or getattr(failure, "stage", None) != stage_id:
+        return []
+    for line in reversed(list(getattr(failure, "errors", None) or [])):
+        if not isinstance(line, str) or not line.startswith(TRIED_PREFIX):
+            continue
+        try:
+            keys = json.loads(line[len(TRIED_PREFIX) :])
+        except ValueError:
+            continue
+        if isinstance(keys, list):
+            return [str(k) for k in keys]
+    return []

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 from agentic_lsp.agents.repair_candidates import FunctionSource, body_indent, prefill_of
 from agentic_lsp.llm.sampling import SampleRequest
+from agentic_lsp.llm.token_count import TEMPLATE_MARGIN
 
 SYSTEM = (
     "You fix bugs in Python code. You are given a task and one function. Rewrite that "
@@ -128,3 +129,9 @@ def build_request(
         prefill=prefill_of(fn),
         grammar=grammar(body_indent(fn)) if fn.header else None,
     )
+
+
+def prompt_tokens(request: SampleRequest, count: Callable[[str], int]) -> int:
+    """Tokens the request's prompt takes in the context: system text, prompt, the reply's
+    prefill and the chat template around them (the reply's own room not included)."""
+    return count(f"{request.system}\n{request.prompt}\n{request.prefill}") + TEMPLATE_MARGIN

@@ -11,6 +11,7 @@ Only functions and methods of source files (not tests) of a language the path ca
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from agentic_lsp.workflows.sources import is_test_path
 REWRITABLE_SUFFIXES = (".py",)  # not stubs: a .pyi holds no behaviour to fix
 FUNCTION_KINDS = frozenset({"function", "method"})
 MAX_TARGETS = 15
+SEED_STRIDE = 1_000  # seed offset of each new round of samples of one target
 
 _BACKTICKED = re.compile(r"`([^`\n]{1,120})`")
 _DOTTED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\b")
@@ -163,3 +165,38 @@ def enclosing_function(symbols: Sequence[Symbol], line: int) -> Symbol | None:
         s for s in symbols if s.kind in FUNCTION_KINDS and s.start_line <= line <= s.end_line
     ]
     return min(holding, key=lambda s: s.end_line - s.start_line, default=None)
+
+
+def candidates(
+    targets: list[Target], attempt: int, spread: bool = False, tried: Sequence[str] = ()
+) -> list[tuple[Target, int]]:
+    """The targets an attempt may take, in the order it tries them (the first whose prompt
+    fits the model's context wins), each with its seed offset.
+
+    First the attempt's own target: the best, then the second, then the best again with
+    other seeds; ``spread`` (retrieval's order, nothing named): the best-ranked target no
+    earlier attempt of the stage tried (``tried``: their ``path::qualname`` keys, read from
+    the run state), and when every one was tried, the best again with new seeds. The ranking
+    may change between attempts (adaptive retrieval re-ranks after a failure), so the rule
+    reads what was tried, not the attempt's number. Then the others, best first."""
+    times = Counter(tried)
+
+    def offset(target: Target) -> int:
+        return SEED_STRIDE * times[target.key]
+
+    if spread:
+        untried = [t for t in targets if t.key not in times]
+        again = [t for t in targets if t.key in times]
+        return [(t, offset(t)) for t in [*untried, *again]]
+    if attempt == 2 and len(targets) > 1:
+        first, first_offset = targets[1], 0
+    else:
+        first, first_offset = targets[0], SEED_STRIDE * (attempt - 1)
+    return [(first, first_offset), *((t, offset(t)) for t in targets if t is not first)]
+
+
+def pick(
+    targets: list[Target], attempt: int, spread: bool = False, tried: Sequence[str] = ()
+) -> tuple[Target, int]:
+    """The target of an attempt and its seed offset (the first of :func:`candidates`)."""
+    return candidates(targets, attempt, spread, tried)[0]

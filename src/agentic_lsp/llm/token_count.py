@@ -35,3 +35,13 @@ def prompt_room(model: Any) -> int | None:
     if not isinstance(n_ctx, int) or not isinstance(reply, int):
         return None
     return max(0, n_ctx - reply - TEMPLATE_MARGIN)
+
+
+def context_window(model: Any) -> int | None:
+    """The model's context window in tokens when it declares one: ``n_ctx`` (the in-process
+    llama.cpp model) or ``num_ctx`` (Ollama, sent with every request); ``None`` otherwise."""
+    for name in ("n_ctx", "num_ctx"):
+        value = getattr(model, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
