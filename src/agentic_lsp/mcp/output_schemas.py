@@ -80,7 +80,20 @@ RUN_REPORT = reply(
      "refined_changeset_id": STR},
 )
 
+# The call graph's edges (callers, callees) and what a change reaches (impact).
+FUNCTION = obj({"path": STR, **SYMBOL})
+CALL_EDGE = obj(
+    {"path": STR, "line": INT, "resolution": STR},
+    {"caller": STR, "col": INT, "callee": STR, "targets": arr(obj({"path": STR, "qualname": STR})),
+     "candidates": INT, "qualname": STR, "kind": STR, "start_line": INT, "end_line": INT,
+     "depth": INT},
+)  # an edge (callers, callees), or a function a change reaches and its call (impact)
+
 OUTPUT_SCHEMAS: dict[str, Schema] = {
+    "call_graph": reply(
+        {"source": STR, "functions": arr(FUNCTION), "results": arr(CALL_EDGE)},
+        {"notes": arr(STR), "capped": BOOL, "total": INT},
+    ),
     "search_code": reply(
         {"results": arr({**SEARCH_ITEM, "properties": {
             **SEARCH_ITEM["properties"], "snippet": opt(STR)}})},

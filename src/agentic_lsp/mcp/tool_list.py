@@ -28,7 +28,7 @@ DEFAULT_PROFILE: ToolProfile = "search"
 
 SEARCH_TOOLS = frozenset(
     {"search_code", "search_files", "find_symbol", "find_definition", "find_references",
-     "read_file", "document_symbols", "get_ast_node"}
+     "read_file", "document_symbols", "get_ast_node", "call_graph"}
 )  # fmt: skip
 WORKFLOW_TOOLS = frozenset(
     {"list_workflows", "run_workflow", "list_changesets", "show_changeset", "accept_changeset",
@@ -40,8 +40,9 @@ ROOT_PROPERTY = {"type": "string"}  # described once, in the instructions
 _HEAD = "agentic-lsp: code intelligence for this workspace, backed by a live index."
 _SEARCH = (
     "Find code with search_code (a question or a whole task; ranked functions with snippets), "
-    "search_files, find_symbol, find_definition, find_references; read with read_file, "
-    "document_symbols, get_ast_node. Lists are paged: pass a reply's next_cursor as `cursor`."
+    "search_files, find_symbol, find_definition, find_references, call_graph (callers, callees, "
+    "impact of a change); read with read_file, document_symbols, get_ast_node. Lists are "
+    "paged: pass a reply's next_cursor as `cursor`."
 )
 _WORKFLOWS = (
     "Changes come from workflows: run_workflow proposes a changeset (a reviewable diff); "

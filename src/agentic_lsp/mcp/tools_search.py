@@ -1,4 +1,5 @@
-"""MCP tools that find code: hybrid search, files, symbols, definitions, references.
+"""MCP tools that find code: hybrid search, files, symbols, definitions, references (and,
+from :mod:`agentic_lsp.mcp.tools_calls`, the call graph's callers, callees and impact).
 
 Replies list results in server words (rank, location, signals that found them) and carry the
 repository's own text (snippets, signatures, docs, lines) in data blocks. Every list is paginated
@@ -20,6 +21,7 @@ from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.results import SearchResponse, SearchResult
 from agentic_lsp.mcp.access import EngineAccess, clean, tool_errors
 from agentic_lsp.mcp.render import Reply, decode_cursor, page_note
+from agentic_lsp.mcp.tools_calls import register_call_tools
 from agentic_lsp.navigation import Position
 
 if TYPE_CHECKING:
@@ -145,6 +147,8 @@ def _lanes(include_tests: bool, include_docs: bool) -> frozenset[str] | None:
 
 
 def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
+    register_call_tools(server, access, READ_ONLY)  # callers, callees, impact (tools_calls.py)
+
     @server.tool(annotations=READ_ONLY)
     @tool_errors
     async def search_code(
