@@ -19,6 +19,7 @@ CATEGORIES = (
     "solved",
     "unchanged_echo",  # every well-formed sample of every repair attempt was a no-op
     "ambiguous_placement",  # the edit could not be placed: its anchor matches several places
+    "prompt_too_large",  # no repair target's prompt fitted the model's context window
     "wrong_target",  # the repair target is none of the gold patch's functions
     "no_candidate_passed",  # right target, candidates tested, none kept the passing tests passing
     "pre_existing_failure",  # the judge's broken pass_to_pass tests fail at the parent too
@@ -47,6 +48,11 @@ PROVIDER = re.compile(
 # Placement failures: a SEARCH text or a definition that matches several places.
 AMBIGUOUS = re.compile(
     r"matches \d+ places|is defined \d+ times|\bambiguous\b|could not place", re.I
+)
+# A repair attempt whose prompt did not fit the model's context: the repair path's own check
+# (every target skipped), or the provider's refusal in records from before that check.
+TOO_LARGE = re.compile(
+    r"no target's prompt fits the model's context|does not fit the model's context", re.I
 )
 _HEADER_PATH = re.compile(r"^(?P<path>.+?):\d+-\d+(\s|$)")
 
@@ -159,6 +165,10 @@ def categorise(
             return "unchanged_echo"
         if not changed_files and any(AMBIGUOUS.search(n) for n in [*notes, *summaries]):
             return "ambiguous_placement"
+        if not changed_files and (
+            final.get("too_large") or TOO_LARGE.search(str(final.get("note") or ""))
+        ):
+            return "prompt_too_large"
         if not on_target(final.get("target"), gold_functions):
             return "wrong_target"
         if int(final.get("tested") or 0) > 0 and not int(final.get("passing") or 0):
@@ -260,6 +270,8 @@ def repair_summary(evidence: Sequence[Mapping[str, Any]]) -> dict[str, Any] | No
         "baseline_failed": list(final.get("baseline_failed") or [])[:50],
         "broken": list(final.get("broken") or [])[:50],
         "notes": [str(e.get("note") or "")[:300] for e in evidence],
+        # targets skipped because their prompt did not fit the model's context window
+        "skipped": [str(s)[:300] for e in evidence for s in e.get("skipped") or []][:10],
     }
 
 

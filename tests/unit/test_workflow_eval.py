@@ -484,6 +484,41 @@ def test_categories_from_the_repair_evidence() -> None:
     }
 
 
+def test_a_task_whose_targets_did_not_fit_the_context_is_prompt_too_large() -> None:
+    nothing = {"changed_files": [], "status": "succeeded", "gold_functions": GOLD_FN}
+    skip = "target src/click/core.py::attrs skipped: prompt 8403 tokens + reply 160 > context 8192"
+    too_large = _attempt(
+        target="",
+        samples=0,
+        well_formed=0,
+        distinct=0,
+        tested=0,
+        passing=0,
+        dropped={},
+        chosen_cluster=None,
+        too_large=True,
+        skipped=[skip],
+        note="no target's prompt fits the model's context of 8192 tokens; raise ...",
+    )
+    # without the check it would read as a wrong target (the attempt has none)
+    assert _cat(evidence=[too_large], **nothing) == "prompt_too_large"
+    # a record from before the check: the provider refused the over-long prompt
+    refused = _attempt(
+        chosen_cluster=None,
+        target="src/click/core.py::attrs",
+        note="model call failed: the prompt does not fit the model's context of 8192 tokens",
+    )
+    assert _cat(evidence=[refused], **nothing) == "prompt_too_large"
+    # a target skipped, the next one tried: categorised by what that attempt did
+    skipped_then_tried = _attempt(passing=0, chosen_cluster=None, skipped=[skip])
+    assert _cat(evidence=[skipped_then_tried], **nothing) == "no_candidate_passed"
+    assert "prompt_too_large" in CATEGORIES
+    summary = repair_summary([too_large])
+    assert summary is not None and summary["skipped"] == [skip]
+    text = render([_record(1, "prompt_too_large")])
+    assert "| category: prompt_too_large | 1 |" in text
+
+
 @dataclass
 class _Attempt:  # the report's entries may come as dataclasses too
     target: str
