@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentic_lsp.navigation.call_graph import CallGraph, FunctionRef
+from agentic_lsp.agents.tools import IndexTools, parse_calls
+from agentic_lsp.navigation.call_graph import CallGraph, FunctionRef, call_graph_for
 from agentic_lsp.navigation.call_resolution import module_names
 from agentic_lsp.navigation.call_sites import extract_calls
 
@@ -166,3 +167,24 @@ def test_a_changed_file_or_buffer_is_the_only_one_parsed_again(repo: Repo) -> No
     graph.refresh()
     assert not graph.find("Cart.check")
     assert all("shop/models.py" not in {t[0] for t in e.targets} for e in graph.edges())
+
+
+async def test_agents_ask_the_same_graph(repo: Repo) -> None:
+    _, nav, _ = repo
+    tools = IndexTools(nav, None, None)  # type: ignore[arg-type]
+    assert call_graph_for(nav) is call_graph_for(nav)  # type: ignore[arg-type]
+    callers = await tools.call("callers", "Cart.save")
+    assert callers.splitlines() == [
+        "app.py:7 main -> thing.save (ambiguous)",
+        "shop/core.py:17 run -> Basket().save (import)",
+    ]
+    impact = await tools.call("impact", "make_cart")
+    assert impact.splitlines() == ["1 shop/core.py:11 run (import)", "2 app.py:4 main (import)"]
+    assert (
+        await tools.call("callees", "nothing_here")
+        == "no function 'nothing_here' in the call graph"
+    )
+    assert parse_calls("TOOL: callees run\nTOOL: impact Cart.check") == [
+        ("callees", "run"),
+        ("impact", "Cart.check"),
+    ]

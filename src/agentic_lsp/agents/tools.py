@@ -3,8 +3,10 @@
 A reply made of lines ``TOOL: <name> <argument>`` asks for tools instead of answering; the
 agent runs them (at most :data:`MAX_CALLS` per round, :data:`MAX_ROUNDS` rounds) and sends the
 results back. Tools: ``search <query>`` (two-phase retrieval), ``definition <name>``,
-``references <name>``, ``symbols <path>``, ``read <path>[:start-end]``. Results are bounded and
-secrets are redacted, as everywhere a model reads the workspace.
+``references <name>``, ``symbols <path>``, ``read <path>[:start-end]``, and from the call graph
+(:mod:`agentic_lsp.navigation.call_graph`) ``callers <name>``, ``callees <name>``,
+``impact <name>`` (transitive callers), each edge with how it was resolved. Results are bounded
+and secrets are redacted, as everywhere a model reads the workspace.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.edits import parse_edit_blocks
 from agentic_lsp.llm.metering import metered_ainvoke
+from agentic_lsp.navigation.call_graph import call_graph_for
 
 if TYPE_CHECKING:
     from agentic_lsp.index.retrieval.search import Searcher
@@ -29,13 +32,15 @@ if TYPE_CHECKING:
 MAX_CALLS = 4
 MAX_ROUNDS = 2
 MAX_RESULT_CHARS = 2_500
-TOOL_NAMES = ("search", "definition", "references", "symbols", "read")
+TOOL_NAMES = ("search", "definition", "references", "symbols", "read", "callers", "callees",
+              "impact")  # fmt: skip
 _CALL = re.compile(r"^\s*TOOL:\s*(" + "|".join(TOOL_NAMES) + r")\s+(.+?)\s*$", re.MULTILINE)
 _RANGE = re.compile(r"^(?P<path>[^:]+)(?::(?P<start>\d+)-(?P<end>\d+))?$")
 
 TOOL_HELP = (
     "If you need more context first, reply with only tool lines, one per line, such as\n"
-    "TOOL: definition parse_config\nTOOL: references parse_config\nTOOL: search where retries "
+    "TOOL: definition parse_config\nTOOL: references parse_config\nTOOL: callers parse_config\n"
+    "(callees and impact take a function name too)\nTOOL: search where retries "
     "are configured\nTOOL: symbols src/app.py\nTOOL: read src/app.py:10-40\n"
     f"(at most {MAX_CALLS} per reply); you then get the results and answer."
 )
@@ -93,6 +98,8 @@ class IndexTools:
             lines = [f"{o.path}:{o.line}: {o.preview.strip()}" for o in found.occurrences]
             more = " (more exist)" if found.truncated else ""
             return "\n".join(lines) + more if lines else f"no references to {argument!r}"
+        if name in ("callers", "callees", "impact"):
+            return self._calls(name, argument)
         if name == "symbols":
             rel = self.view.normalize(argument)
             listed = [
@@ -110,6 +117,22 @@ class IndexTools:
         start = int(match.group("start") or 1)
         end = int(match.group("end") or start + 79)
         return f"{rel}:{start}-{end}\n{_excerpt(content, start, end)}"
+
+    def _calls(self, name: str, argument: str) -> str:
+        graph = call_graph_for(self.navigation)
+        functions = graph.find(argument)
+        if not functions:
+            return f"no function {argument!r} in the call graph"
+        if name == "impact":
+            entries, capped = graph.impact(functions, depth=3, limit=40)
+            lines = [f"{e.depth} {e.function.path}:{e.function.start_line} {e.function.qualname}"
+                     f" ({e.edge.resolution})" for e in entries]  # fmt: skip
+            more = " (capped)" if capped else ""
+            return "\n".join(lines) + more if lines else f"nothing calls {argument!r}"
+        edges = graph.callers(functions) if name == "callers" else graph.callees(functions)
+        lines = [f"{e.path}:{e.line} {e.caller} -> {e.callee} ({e.resolution})" for e in edges[:40]]
+        more = f" ({len(edges) - 40} more)" if len(edges) > 40 else ""
+        return "\n".join(lines) + more if lines else f"no {name} of {argument!r}"
 
     async def _search(self, query: str) -> str:
         response = await asyncio.to_thread(self.searcher.search, query, 6)
