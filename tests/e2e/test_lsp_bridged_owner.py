@@ -11,6 +11,9 @@ owner's index with an error naming its pid, and never answers an internal error.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ from lsprotocol import types as t
 from mcp_fixtures import make_workspace, server_env, start_http_host, stop_process
 from pygls.exceptions import JsonRpcException
 
+from agentic_lsp.mcp.runtime import RuntimeInfo
 from agentic_lsp.trust import set_trusted, trust_store_path
 
 INTERNAL_ERROR = -32603
@@ -60,12 +64,26 @@ def _shown(editor: Editor) -> list[t.ShowMessageParams]:
     return list(editor.client.messages)
 
 
+@asynccontextmanager
+async def _beside_owner(
+    owned: Path, env: dict[str, str], mine: Path | None = None, folders: list[Path] | None = None
+) -> AsyncIterator[tuple[Editor, subprocess.Popen[bytes], RuntimeInfo]]:
+    """An MCP host owning ``owned`` and an editor's server on ``mine`` (``owned`` when not
+    given) and ``folders``; the editor must stop cleanly, and the owner is stopped after it."""
+    owner, info = start_http_host(owned, env)
+    try:
+        editor = await start_editor(mine or owned, env=env, folders=folders)
+        try:
+            yield editor, owner, info
+        finally:
+            assert await stop_editor(editor) == 0
+    finally:
+        stop_process(owner)
+
+
 async def test_an_editor_on_a_folder_an_mcp_host_owns_answers_through_it(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
-    env = server_env(tmp_path)
-    owner, info = start_http_host(root, env)
-    editor = await start_editor(root, env=env)
-    try:
+    async with _beside_owner(root, server_env(tmp_path)) as (editor, owner, info):
         client = editor.client
         said = await editor.wait_for(lambda: _shown(editor), "the bridged-folder message")
         assert [m.type for m in said] == [t.MessageType.Info]
@@ -124,19 +142,11 @@ async def test_an_editor_on_a_folder_an_mcp_host_owns_answers_through_it(tmp_pat
         assert refused is not None and "stop that process and reload this window" in refused
         assert len(_shown(editor)) == 1, "the folder is announced once"
         assert owner.poll() is None
-    finally:
-        try:
-            assert await stop_editor(editor) == 0
-        finally:
-            stop_process(owner)
 
 
 async def test_an_owner_that_is_gone_is_named_and_sent_nothing(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
-    env = server_env(tmp_path)
-    owner, info = start_http_host(root, env)
-    editor = await start_editor(root, env=env)
-    try:
+    async with _beside_owner(root, server_env(tmp_path)) as (editor, owner, info):
         await editor.wait_event("folder_bridged")
         stop_process(owner)
         with pytest.raises(JsonRpcException) as failed:
@@ -148,9 +158,6 @@ async def test_an_owner_that_is_gone_is_named_and_sent_nothing(tmp_path: Path) -
         outline = await _ask(editor.client.text_document_document_symbol_async(
             t.DocumentSymbolParams(t.TextDocumentIdentifier(calc))))  # fmt: skip
         assert [s.name for s in outline] == ["add_numbers", "Calculator"]
-    finally:
-        stop_process(owner)
-        assert await stop_editor(editor) == 0
 
 
 async def test_a_second_editor_bridges_to_the_first(tmp_path: Path) -> None:
@@ -177,9 +184,7 @@ async def test_an_owned_and_a_bridged_folder_side_by_side(tmp_path: Path) -> Non
     theirs = make_workspace(tmp_path / "theirs")
     env = server_env(tmp_path / "theirs")
     set_trusted(trust_store_path(Path(env["AGENTIC_LSP_CONFIG"])), mine)
-    owner, info = start_http_host(theirs, env)
-    editor = await start_editor(mine, env=env, folders=[mine, theirs])
-    try:
+    async with _beside_owner(theirs, env, mine, [mine, theirs]) as (editor, _, info):
         await editor.wait_event("folder_bridged", lambda e: e["root"] == str(theirs))
         await editor.wait_indexed()
         symbols = await _ask(
@@ -209,8 +214,3 @@ async def test_an_owned_and_a_bridged_folder_side_by_side(tmp_path: Path) -> Non
                 t.TextDocumentIdentifier(doc), t.Range(t.Position(0, 0), t.Position(1, 0)),
                 t.CodeActionContext(diagnostics=[]))))  # fmt: skip
             assert not actions
-    finally:
-        try:
-            assert await stop_editor(editor) == 0
-        finally:
-            stop_process(owner)
