@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -208,54 +209,77 @@ async def read_message(stream: asyncio.StreamReader, wanted_id: int) -> dict[str
             return message
 
 
-async def exchange_with_garbage(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
-    """Run ``agentic-lsp mcp`` on raw pipes: garbage lines, then initialize, tools/list and a
-    refused call. Returns the answers by id; asserts the process exits cleanly on EOF."""
+# A raw client's ``initialize`` request (id 1).
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "raw", "version": "0"}},
+}  # fmt: skip
+
+
+@dataclass
+class RawMcp:
+    """``agentic-lsp mcp`` over stdio on raw pipes (its stderr dropped): lines in, messages out."""
+
+    proc: asyncio.subprocess.Process
+    stdin: asyncio.StreamWriter
+    stdout: asyncio.StreamReader
+
+    async def send(self, *messages: dict[str, Any] | str) -> None:
+        """Write each message (a JSON object, or a line as it is) on its own line."""
+        for message in messages:
+            line = message if isinstance(message, str) else json.dumps(message)
+            self.stdin.write(line.encode() + b"\n")
+        await self.stdin.drain()
+
+    async def answer(self, wanted_id: int) -> dict[str, Any]:
+        return await read_message(self.stdout, wanted_id)
+
+    async def close(self, timeout: float) -> None:
+        """End stdin (EOF) and wait for the exit; killed after ``timeout`` seconds."""
+        self.stdin.close()
+        try:
+            await asyncio.wait_for(self.proc.wait(), timeout=timeout)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+
+
+async def start_raw_mcp(root: Path, env: Mapping[str, str]) -> RawMcp:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "agentic_lsp", "mcp", "-w", str(root),
         env=dict(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
-    stdin, stdout = proc.stdin, proc.stdout
+    return RawMcp(proc, proc.stdin, proc.stdout)
 
-    async def send(text: str) -> None:
-        stdin.write(text.encode() + b"\n")
-        await stdin.drain()
 
+async def exchange_with_garbage(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
+    """Run ``agentic-lsp mcp`` on raw pipes: garbage lines, then initialize, tools/list and a
+    refused call. Returns the answers by id; asserts the process exits cleanly on EOF."""
+    raw = await start_raw_mcp(root, env)
     answers: dict[str, Any] = {}
     try:
         for garbage in ("this is not json", "{", '{"jsonrpc": "2.0"}', "[1, 2, 3]", '"x"'):
-            await send(garbage)
-        initialize = {
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "raw", "version": "0"}},
-        }  # fmt: skip
-        await send(json.dumps(initialize))
-        answers["initialize"] = await read_message(stdout, 1)
-        await send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
-        await send("}{ more garbage")
-        await send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
-        answers["tools"] = await read_message(stdout, 2)
-        await send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}))
-        answers["unknown"] = await read_message(stdout, 3)
+            await raw.send(garbage)
+        await raw.send(INITIALIZE)
+        answers["initialize"] = await raw.answer(1)
+        await raw.send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        await raw.send("}{ more garbage")
+        await raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        answers["tools"] = await raw.answer(2)
+        await raw.send({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"})
+        answers["unknown"] = await raw.answer(3)
         params = {"name": "read_file", "arguments": {"path": "../outside.txt"}}
-        await send(
-            json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params})
-        )
-        answers["refused"] = await read_message(stdout, 4)
-        await send(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-                               "params": {"name": "index_status", "arguments": {}}}))  # fmt: skip
-        answers["status"] = await read_message(stdout, 5)
+        await raw.send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params})
+        answers["refused"] = await raw.answer(4)
+        await raw.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                        "params": {"name": "index_status", "arguments": {}}})  # fmt: skip
+        answers["status"] = await raw.answer(5)
     finally:
-        stdin.close()
-        try:
-            await asyncio.wait_for(proc.wait(), timeout=30)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode == 0
+        await raw.close(timeout=30)
+    assert raw.proc.returncode == 0
     return answers
 
 

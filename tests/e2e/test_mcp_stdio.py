@@ -8,7 +8,6 @@ keeps stdin open, and stale runtime files.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import socket
@@ -23,14 +22,15 @@ import pytest
 from mcp import Client
 from mcp_fixtures import (
     GREET,
+    INITIALIZE,
     cache_dir,
     check_garbage_answers,
     edit_reply,
     exchange_with_garbage,
     make_workspace,
     ok,
-    read_message,
     server_env,
+    start_raw_mcp,
     stdio_params,
     text_of,
 )
@@ -38,11 +38,6 @@ from mcp_fixtures import (
 from agentic_lsp.mcp.runtime import RuntimeInfo, read_runtime, runtime_path, write_runtime
 
 HELLO = '    return "Hello, " + name + "!"'
-INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "raw", "version": "0"}},
-}  # fmt: skip
 # The script is read afresh for every run, so each step says which task (or feedback) it answers.
 SCRIPT = [
     {
@@ -194,23 +189,18 @@ async def test_malformed_lines_do_not_stop_the_server(tmp_path: Path) -> None:
 async def test_sigterm_ends_the_server_while_its_client_keeps_stdin_open(tmp_path: Path) -> None:
     """A blocked read of stdin must not keep the process alive (nor its workspace endpoint)."""
     root = make_workspace(tmp_path)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "agentic_lsp", "mcp", "-w", str(root),
-        env=server_env(tmp_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
+    raw = await start_raw_mcp(root, server_env(tmp_path))
+    proc = raw.proc
     try:
-        proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
-        await proc.stdin.drain()
-        assert (await read_message(proc.stdout, 1))["result"]["serverInfo"]["name"] == "agentic-lsp"
+        await raw.send(INITIALIZE)
+        assert (await raw.answer(1))["result"]["serverInfo"]["name"] == "agentic-lsp"
         proc.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(proc.wait(), timeout=90) == 0  # stdin still open
     finally:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
-        proc.stdin.close()
+        raw.stdin.close()
     assert not runtime_path(cache_dir(root)).exists()
 
 

@@ -7,8 +7,6 @@ no agentic-lsp (a reused pid) or a real agentic-lsp host of another folder (the 
 
 from __future__ import annotations
 
-import asyncio
-import json
 import socket
 import subprocess
 import sys
@@ -19,11 +17,12 @@ from pathlib import Path
 
 import pytest
 from mcp_fixtures import (
+    INITIALIZE,
     cache_dir,
     make_workspace,
-    read_message,
     server_env,
     start_http_host,
+    start_raw_mcp,
     stop_process,
 )
 from test_cli_search import _cli, _workspace
@@ -129,34 +128,20 @@ async def test_mcp_launch_hosts_itself_instead_of_bridging_to_a_stranger(
     stranger = Stranger()
     url = f"http://127.0.0.1:{stranger.port}/mcp"
     path = _plant(root, agentic_pid, url, stranger.port, cache_dir(root))
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "agentic_lsp", "mcp", "-w", str(root),
-        env=server_env(tmp_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
+    raw = await start_raw_mcp(root, server_env(tmp_path))
     requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "0"}}},
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
          "params": {"name": "search_files", "arguments": {"query": QUERY}}},
     ]  # fmt: skip
     try:
-        for message in requests:
-            proc.stdin.write(json.dumps(message).encode() + b"\n")
-        await proc.stdin.drain()
-        assert (await read_message(proc.stdout, 1))["result"]["serverInfo"]["name"]
-        assert "result" in await read_message(proc.stdout, 2)
+        await raw.send(*requests)
+        assert (await raw.answer(1))["result"]["serverInfo"]["name"]
+        assert "result" in await raw.answer(2)
         hosted = read_runtime(path)
-        assert hosted is not None and hosted.pid == proc.pid  # it hosts this folder now
+        assert hosted is not None and hosted.pid == raw.proc.pid  # it hosts this folder now
         sent = stranger.everything()
         assert TOKEN.encode() not in sent and b"perimeter" not in sent, sent[:300]
     finally:
-        proc.stdin.close()
-        try:
-            await asyncio.wait_for(proc.wait(), timeout=60)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
+        await raw.close(timeout=60)
