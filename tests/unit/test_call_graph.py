@@ -83,6 +83,8 @@ def test_extraction_names_callers_calls_and_imports() -> None:
     assert bindings == {("osp", "os.path", None, 0), ("models", "", "models", 1),
                         ("Basket", "models", "Cart", 1)}  # fmt: skip
     assert extract_calls("a.go", "go", "package a").calls == []
+    local = extract_calls("b.py", "python", "def f(helper, *rest):\n    run = helper\n    run()\n")
+    assert local.local_names == {"f": {"helper", "rest", "run"}}
 
 
 def test_module_names_start_at_the_top_package() -> None:

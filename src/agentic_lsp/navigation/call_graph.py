@@ -127,6 +127,7 @@ class CallGraph:
                 self._resolver.files = files
                 for path, (_, facts) in changed.items():
                     self._resolver.defs[path] = {d.qualname: d for d in facts.definitions}
+                    self._resolver.local_names[path] = facts.local_names
                 redo = list(changed)
             else:
                 self._resolver = Resolver(files)

@@ -91,11 +91,13 @@ class Resolver:
         self.module_of = {path: name for name, path in self.modules.items()}
         self.defs: dict[str, dict[str, Definition]] = {}
         self.bindings: dict[str, dict[str, Binding]] = {}
+        self.local_names: dict[str, dict[str, set[str]]] = {}
         self.top_level: dict[str, list[Target]] = {}
         self.methods: dict[str, list[Target]] = {}
         for path, facts in files.items():
             self.defs[path] = {d.qualname: d for d in facts.definitions}
             self.bindings[path] = {b.local: b for b in facts.bindings}
+            self.local_names[path] = facts.local_names
             for d in facts.definitions:
                 if d.qualname == d.name:
                     self.top_level.setdefault(d.name, []).append((path, d.qualname))
@@ -138,7 +140,7 @@ class Resolver:
         if receiver is None:
             found = self.name_in(path, call.name, call.caller)
             if found is not None:
-                return found
+                return found if found[1] else None
             if call.name in _BUILTINS:
                 return None
             return self._by_name(self.top_level.get(call.name, []), "unique_name")
@@ -197,8 +199,12 @@ class Resolver:
             for end in range(len(parts), 0, -1):
                 scope = ".".join(parts[:end])
                 own = defs.get(scope)
-                if own is not None and own.kind != "class" and f"{scope}.{name}" in defs:
+                if own is None or own.kind == "class":
+                    continue
+                if f"{scope}.{name}" in defs:
                     return "same_file", [(path, f"{scope}.{name}")]
+                if name in self.local_names.get(path, {}).get(scope, ()):
+                    return "local", []  # a parameter or variable: a value, not a definition
         if name in defs:
             return "same_file", [(path, name)]
         binding = self.bindings.get(path, {}).get(name)
@@ -220,6 +226,8 @@ class Resolver:
             if followed is None:
                 return None
             how, target = "import", followed
+        elif not found[1]:
+            return None  # a local variable: its type is unknown here
         else:
             how, target = found[0], found[1][0]
         for part in rest.split(".") if rest else []:

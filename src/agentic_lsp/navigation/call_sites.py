@@ -20,6 +20,15 @@ from agentic_lsp.index.parsing.parser import parse_tree
 MODULE = "<module>"  # the caller of calls made at a module's top level
 MAX_CALLS_PER_FILE = 20_000
 CALL_LANGUAGES = frozenset({"python"})
+_BINDERS = frozenset(
+    {"parameters", "assignment", "augmented_assignment", "for_statement", "for_in_clause",
+     "as_pattern"}
+)  # fmt: skip
+_PATTERNS = frozenset(
+    {"pattern_list", "tuple_pattern", "list_pattern", "typed_parameter", "list_splat_pattern",
+     "dictionary_splat_pattern", "as_pattern_target", "typed_default_parameter",
+     "default_parameter"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,9 @@ class FileCalls:
     definitions: list[Definition] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)
+    # names a function binds itself (parameters, assignments, loop and ``as`` targets): a call
+    # of one is a call of a value, never of a same-named definition elsewhere
+    local_names: dict[str, set[str]] = field(default_factory=dict)
     truncated: bool = False
 
     def exports(self) -> tuple[object, ...]:
@@ -119,6 +131,9 @@ class _Walker:
                 definition = self.define(current, scope, cls)
                 if definition is not None:
                     inner_cls = definition if kind == "class_definition" else None
+                    parameters = current.child_by_field_name("parameters")
+                    if parameters is not None:
+                        self.bind(parameters, definition)
                     body = current.child_by_field_name("body")
                     for child in reversed(current.children):
                         if body is not None and child.start_byte == body.start_byte:
@@ -128,12 +143,32 @@ class _Walker:
                     continue
             elif kind == "call":
                 self.call(current, scope)
+            elif kind in _BINDERS and kind != "parameters" and scope and scope[-1].kind != "class":
+                self.bind(current, scope[-1])
             elif kind == "import_statement":
                 self.imports(current)
             elif kind == "import_from_statement":
                 self.from_imports(current)
             for child in reversed(current.children):
                 stack.append((child, scope, cls))
+
+    def bind(self, node: Node, function: Definition) -> None:
+        """The plain names ``node`` binds in ``function`` (not attributes or subscripts)."""
+        targets: list[Node | None]
+        if node.type == "parameters":
+            targets = [c.child_by_field_name("name") or c for c in node.named_children]
+        elif node.type == "as_pattern":
+            targets = [node.child_by_field_name("alias")]
+        else:
+            targets = [node.child_by_field_name("left")]
+        names = self.found.local_names.setdefault(function.qualname, set())
+        stack = [t for t in targets if t is not None]
+        while stack:
+            target = stack.pop()
+            if target.type == "identifier":
+                names.add(_text(target))
+            elif target.type in _PATTERNS:
+                stack.extend(target.named_children)
 
     def define(
         self, node: Node, scope: list[Definition], cls: Definition | None
