@@ -20,6 +20,7 @@ from pathlib import Path
 
 from agentic_lsp.config import Settings
 from agentic_lsp.errors import Cancelled
+from agentic_lsp.foreground import yield_to_editor
 from agentic_lsp.heap import collector_paused, release_heap, settle_heap
 from agentic_lsp.index.build import FileBuild, build_file, symbol_from_payload
 from agentic_lsp.index.discovery.walk import IgnoreRules, classify_path, discover
@@ -218,6 +219,7 @@ class Indexer(DenseVectors):
         pending: list[FileBuild] = []
 
         def flush() -> float:
+            yield_to_editor()
             t0 = time.perf_counter()
             self._store_builds(pending)
             for build in pending:

@@ -27,7 +27,8 @@ from lsprotocol import types as lsp
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.lsp import convert, wire
-from agentic_lsp.lsp.rpc import guarded
+from agentic_lsp.lsp.outline_json import document_symbols_json
+from agentic_lsp.lsp.rpc import RawResult, guarded
 from agentic_lsp.navigation.outline import identifier_in, language_of, parse_symbols
 from agentic_lsp.navigation.positions import char_col
 
@@ -127,12 +128,15 @@ def _text(ls: AgenticLanguageServer, uri: str) -> tuple[str, str | None]:
 
 async def document_symbol(
     ls: AgenticLanguageServer, params: lsp.DocumentSymbolParams, folder: BridgedFolder
-) -> list[lsp.DocumentSymbol]:
+) -> RawResult:
     rel, text = await asyncio.to_thread(_text, ls, params.text_document.uri)
     if text is None:
-        return []
-    found = await ls.editor.run(parse_symbols, rel, text)
-    return await ls.editor.run(convert.document_symbols, found.symbols, text)
+        return RawResult("[]")
+    return await ls.editor.run(_outline, rel, text)
+
+
+def _outline(rel: str, text: str) -> RawResult:
+    return document_symbols_json(parse_symbols(rel, text).symbols, text)
 
 
 async def _word(

@@ -10,7 +10,7 @@ changeset is not stale, so an edit is a whole-line range with the context lines 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -103,34 +103,6 @@ def symbol_selection(symbol: Symbol, text: str | None, lines: list[str] | None =
         line0 = symbol.name_line - 1
         line_text = lines[line0].rstrip("\r") if 0 <= line0 < len(lines) else None
     return span(symbol.name_line, symbol.name_col, symbol.name_col + len(symbol.name), line_text)
-
-
-def document_symbols(symbols: Iterable[Symbol], text: str | None) -> list[lsp.DocumentSymbol]:
-    """Hierarchical symbols: each nested under its ``parent`` qualname when that is present.
-    The text is split once (a growing buffer of 1,000 functions took 60 ms split per symbol)."""
-    nodes: dict[str, lsp.DocumentSymbol] = {}
-    roots: list[lsp.DocumentSymbol] = []
-    lines = text.split("\n") if text is not None else []
-    for symbol in sorted(symbols, key=lambda s: (s.start_line, -s.end_line, s.qualname)):
-        selection = symbol_selection(symbol, text, lines)
-        full = lines_range(symbol.start_line, symbol.end_line)
-        if not (full.start.line <= selection.start.line < max(full.end.line, 1)):
-            full = lsp.Range(selection.start, selection.end)
-        node = lsp.DocumentSymbol(
-            name=symbol.name,
-            kind=symbol_kind(symbol.kind),
-            range=full,
-            selection_range=selection,
-            detail=symbol.signature[:200] or None,
-            children=[],
-        )
-        parent = nodes.get(symbol.parent) if symbol.parent else None
-        if parent is not None and isinstance(parent.children, list):
-            parent.children.append(node)
-        else:
-            roots.append(node)
-        nodes.setdefault(symbol.qualname, node)
-    return roots
 
 
 def hover_markdown(symbol: Symbol, path: str, language: str | None) -> str:

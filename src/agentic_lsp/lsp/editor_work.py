@@ -24,6 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from agentic_lsp.foreground import editor_request
+
 T = TypeVar("T")
 
 EDITOR_THREADS = 2
@@ -37,7 +39,10 @@ class EditorWork:
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lsp-editor")
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        """``fn(*args)`` in an editor thread, marked as an editor request (``foreground``:
+        the index's background work steps aside meanwhile)."""
+        call = functools.partial(_as_editor_request, fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, call)
 
     async def run_cancellable(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args, cancel)``; ``cancel()`` turns true when the awaiting task is cancelled."""
@@ -174,6 +179,11 @@ def _covers(
 
 def _newer(version: int | None, than: int | None) -> bool:
     return version is None or than is None or version >= than
+
+
+def _as_editor_request(fn: Callable[..., T], *args: Any) -> T:
+    with editor_request():
+        return fn(*args)
 
 
 def _quietly(tasks: set[asyncio.Future[Any]]) -> Callable[[asyncio.Future[Any]], None]:

@@ -23,7 +23,8 @@ from lsprotocol import types as lsp
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.results import SymbolRef
 from agentic_lsp.lsp import convert
-from agentic_lsp.lsp.rpc import guarded, invalid_params
+from agentic_lsp.lsp.outline_json import document_symbols_json
+from agentic_lsp.lsp.rpc import RawResult, guarded, invalid_params
 from agentic_lsp.navigation.positions import char_col
 
 if TYPE_CHECKING:
@@ -179,32 +180,31 @@ def _symbols_of(
     return text, navigation.symbols_of(rel, text if ahead else None)
 
 
-async def document_symbol(
-    ls: AgenticLanguageServer, params: lsp.DocumentSymbolParams
-) -> list[lsp.DocumentSymbol]:
-    """The outline of the document's latest text (or a newer one, while the user types);
-    converting it (lsprotocol objects are slow to build) happens in an editor thread, once
-    per version, and never twice at once for one document."""
+async def document_symbol(ls: AgenticLanguageServer, params: lsp.DocumentSymbolParams) -> RawResult:
+    """The outline of the document's latest text (or a newer one, while the user types), as
+    JSON text built in an editor thread (``outline_json``), once per version, and never twice
+    at once for one document."""
     uri = params.text_document.uri
     doc = ls.workspace.text_documents.get(uri)
     if doc is None:
         found = await _document(ls, uri)
         if found is None:
-            return []
-        return await ls.editor.run(convert.document_symbols, found[3], found[2])
+            return RawResult("[]")
+        return await ls.editor.run(document_symbols_json, found[3], found[2])
 
     def current() -> tuple[int | None, str | None]:
         now = ls.workspace.text_documents.get(uri) or doc
         return now.version, now.source
 
-    async def outline(version: int | None, text: str | None) -> list[lsp.DocumentSymbol]:
+    async def outline(version: int | None, text: str | None) -> RawResult:
         found = await _document(ls, uri, (version, text))
         if found is None:
-            return []
+            return RawResult("[]")
         _, _, parsed_text, symbols = found
-        return await ls.editor.run(convert.document_symbols, symbols, parsed_text)
+        return await ls.editor.run(document_symbols_json, symbols, parsed_text)
 
-    return list(await ls.outlines.get(uri, current, outline))
+    answer: RawResult = await ls.outlines.get(uri, current, outline)
+    return answer
 
 
 # -- workspace symbols --------------------------------------------------------------------------

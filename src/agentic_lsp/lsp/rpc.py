@@ -15,6 +15,8 @@
   while the command kept running).
 * Engine errors (:class:`~agentic_lsp.errors.AgenticError`) become RequestFailed errors with the
   hint in ``data``; work in threads is told to stop when its request is cancelled.
+* A handler may return :class:`RawResult`, a result already encoded as JSON text (in a worker
+  thread): it is written as is, so a big answer costs the event loop no encoding.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import json
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -62,12 +65,21 @@ class UnreadableRequest:
     jsonrpc: str = "2.0"
 
 
+@attrs.frozen
+class RawResult:
+    """A request's result as JSON text (an array or object), encoded off the event loop."""
+
+    json: str
+
+
 @attrs.define
 class DroppedMessage:
     """A message that is neither request, notification nor response, and has no id to answer."""
 
     reason: str
 
+
+_WRITES: set[asyncio.Future[Any]] = set()  # raw answers still being written (async writers)
 
 CANCEL_WAIT_TURNS = 100  # loop turns a cancel waits for its request's task to start
 
@@ -112,6 +124,28 @@ class AgenticProtocol(LanguageServerProtocol):
             )
             return
         super()._handle_cancel_notification(msg_id)
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if error is not None or not isinstance(result, RawResult):
+            super()._send_response(msg_id, result=result, error=error)
+            return
+        self._result_types.pop(msg_id, None)
+        body = f'{{"id":{json.dumps(msg_id)},"jsonrpc":"2.0","result":{result.json}}}'
+        if self.writer is None:
+            log.error("no transport to answer request %r on", msg_id)
+            return
+        data = body.encode(self.CHARSET)
+        if self._include_headers:
+            header = (
+                f"Content-Length: {len(data)}\r\n"
+                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            )
+            data = header.encode("ascii") + data
+        written = self.writer.write(data)
+        if inspect.isawaitable(written):  # an async writer (pygls' websocket transport)
+            task = asyncio.ensure_future(written)
+            _WRITES.add(task)
+            task.add_done_callback(_WRITES.discard)
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, DroppedMessage):

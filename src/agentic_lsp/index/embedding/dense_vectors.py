@@ -13,6 +13,7 @@ import time
 from collections.abc import Collection, Sequence
 
 from agentic_lsp.errors import Cancelled
+from agentic_lsp.foreground import yield_to_editor
 from agentic_lsp.index.build import FileBuild
 from agentic_lsp.index.embedding.model_access import ModelAccess
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
@@ -82,6 +83,7 @@ class DenseVectors(ModelAccess):
         for start in range(0, len(items), EMBED_BATCH):
             if cancel():
                 raise Cancelled("embedding cancelled")
+            yield_to_editor()
             batch = items[start : start + EMBED_BATCH]
             before = self._cache.misses if self._cache else 0
             vectors = self._vectors([v for _, v in batch])

@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from agentic_lsp.config import Settings, cache_root
+from agentic_lsp.foreground import yield_to_editor
 from agentic_lsp.heap import collector_paused, settle_heap
 from agentic_lsp.index.build import FileBuild
 from agentic_lsp.index.embedding.cache import EmbeddingCache
@@ -89,8 +90,11 @@ class ModelAccess(ABC):
                 self._foreground -= 1
 
     def _yield_to_queries(self) -> None:
+        """Between background batches: wait while a query embeds, and (capped) while an
+        editor request is answered."""
         while self._foreground and not self._closing.is_set():
             time.sleep(0.005)
+        yield_to_editor()
 
     def embedder_ready(self) -> bool:
         return self._embedder is not None

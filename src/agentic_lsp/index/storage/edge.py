@@ -23,6 +23,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
+from agentic_lsp.foreground import yield_to_editor
 from agentic_lsp.index.storage.vector_store import (
     COLLECTIONS,
     DENSE,
@@ -157,6 +158,7 @@ class EdgeStore:
 
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
         for start in range(0, len(points), _BATCH):
+            yield_to_editor()  # converting points is Python holding the GIL
             batch = [self._edge_point(p) for p in points[start : start + _BATCH]]
             self._write(collection, qe.UpdateOperation.upsert_points(batch))
 
