@@ -227,8 +227,17 @@ class NavigationSettings(_Section):
         description="Command of the Python language server (found on PATH or in the venv). "
         "User-only setting: it runs a program.",
     )
+    typescript_server: list[str] = Field(
+        default_factory=lambda: ["typescript-language-server", "--stdio"],
+        description="Command of the TypeScript/JavaScript language server (found on PATH, in "
+        "the venv or in the language-servers folder; empty: none). User-only setting: it runs "
+        "a program.",
+    )
     timeout_s: float = Field(10.0, gt=0, le=600, description="Per request (and for the start).")
     idle_s: float = Field(600.0, gt=0, description="A server idle this long is stopped.")
+    editor_timeout_s: float = Field(
+        5.0, gt=0, le=600, description="Per question to the editor's own language servers."
+    )
 
 
 class Settings(_Section):

@@ -103,8 +103,10 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     # navigation
     "navigation.enabled": ("repo", ""),
     "navigation.python_server": ("user", "runs a program: the language server's command"),
+    "navigation.typescript_server": ("user", "runs a program: the language server's command"),
     "navigation.timeout_s": ("repo", ""),
     "navigation.idle_s": ("repo", ""),
+    "navigation.editor_timeout_s": ("repo", ""),
 }
 
 PROTECTED = frozenset(key for key, (who, _) in CLASSIFICATION.items() if who == "user")

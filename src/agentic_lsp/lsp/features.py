@@ -22,7 +22,7 @@ from lsprotocol import types as lsp
 
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.results import SymbolRef
-from agentic_lsp.lsp import convert
+from agentic_lsp.lsp import convert, editor_navigation
 from agentic_lsp.lsp.outline_json import document_symbols_json
 from agentic_lsp.lsp.rpc import RawResult, guarded, invalid_params
 from agentic_lsp.navigation.positions import char_col
@@ -292,12 +292,20 @@ async def _word(
     return root, rel, word.name, rng, symbols, text
 
 
+def _echo(params: lsp.DefinitionParams | lsp.HoverParams | lsp.ReferenceParams) -> bool:
+    """The editor asking us back while it answers our own question there: answered empty."""
+    at = params.position
+    return editor_navigation.echo(params.text_document.uri, at.line, at.character)
+
+
 def _definitions(root: Root, rel: str, name: str, local: list[Symbol]) -> list[SymbolRef]:
     """Ranked definitions; this document's own symbols come from its current text."""
     return root.engine.navigation.definitions(name, from_path=rel, local=local)
 
 
 async def definition(ls: AgenticLanguageServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
+    if _echo(params):
+        return []
     word = await _word(ls, params.text_document.uri, params.position)
     if word is None:
         return []
@@ -321,6 +329,8 @@ def _texts_for(ls: AgenticLanguageServer, root: Root, paths: set[str]) -> dict[s
 
 
 async def hover(ls: AgenticLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    if _echo(params):
+        return None
     word = await _word(ls, params.text_document.uri, params.position)
     if word is None:
         return None
@@ -338,6 +348,8 @@ async def hover(ls: AgenticLanguageServer, params: lsp.HoverParams) -> lsp.Hover
 
 async def references(ls: AgenticLanguageServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
     """Word-boundary occurrences in indexed files and open buffers; cancellable."""
+    if _echo(params):
+        return []
     word = await _word(ls, params.text_document.uri, params.position)
     if word is None:
         return []

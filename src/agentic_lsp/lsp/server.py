@@ -35,6 +35,7 @@ from agentic_lsp.heap import settle_heap
 from agentic_lsp.index.progress import IndexSummary
 from agentic_lsp.lsp import bridged_features, code_actions, commands, features, wire
 from agentic_lsp.lsp.convert import uri_path
+from agentic_lsp.lsp.editor_navigation import attach as lend_editor_servers
 from agentic_lsp.lsp.editor_work import DocumentParses, EditorWork
 from agentic_lsp.lsp.framing import MAX_FRAME_BYTES, FrameReader, InvalidStart, serve_frames
 from agentic_lsp.lsp.notifications import ProgressReporter
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CLOSE_WAIT_S = 2.0
+EDITOR_SWITCH_INTERVAL_S = 0.001
 
 
 class EnginePublisher(Protocol):
@@ -108,6 +110,7 @@ class AgenticLanguageServer(LanguageServer):
             return self.owners.announce(root)
         await root.engine.start(index=False)
         root.engine.editor_review = bind_review(self.review, root)
+        lend_editor_servers(self, root)  # the editor's own language servers, when it lends them
         self.reporter.watch_index(root)
         root.engine.changes.listeners.append(
             lambda kind, cs: self.reporter.threadsafe(self._changeset_changed, root, kind, cs)
@@ -311,9 +314,6 @@ class AgenticLanguageServer(LanguageServer):
         finally:
             stop.set()
         return status
-
-
-EDITOR_SWITCH_INTERVAL_S = 0.001
 
 
 def _folders(params: lsp.InitializeParams, default: Path | None) -> list[Path]:

@@ -64,9 +64,10 @@ async def _identifier(
 
 
 def _source(reply: Reply, source: str, note: str) -> None:
-    """Which source answered, and why a name-based answer was given (text and data)."""
+    """Which source answered, and why the more precise sources did not (text and data)."""
     if note:
-        reply.line(f"[answered by name match: {clean(note)}]")
+        by = "name match" if source == "name_match" else clean(source)
+        reply.line(f"[answered by {by}: {clean(note)}]")
     reply.field("source", source)
     if note:
         reply.field("fallback", note)

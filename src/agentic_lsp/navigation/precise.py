@@ -1,46 +1,70 @@
-"""Definitions and references from a language server when one answers, else name-based.
+"""Definitions, references, implementations and hover from the most precise source that answers.
 
 One rule for every caller: a question with a position (``path`` + ``line`` + ``col``, or a
-name with exactly one definition) goes to the language server of the file's language
-(:mod:`agentic_lsp.navigation.server_pool`); its answer is labelled
-``language_server:<server>``. Without a server, or when it fails (exits, errors, times out) or
-finds nothing, the name-based answer of :class:`~agentic_lsp.navigation.Navigation` is given,
-labelled ``name_match``, with a note saying why the server did not answer.
+name with exactly one definition) goes, in order, to
+
+1. **the editor's own language servers** when the editor lent them (an
+   :class:`~agentic_lsp.navigation.editor_source.EditorAsker` is registered by the LSP adapter):
+   labelled ``editor:<who answered>``, e.g. ``editor:vscode``, ``editor:neovim:pyright``;
+2. **agentic-lsp's language server** of the file's language
+   (:mod:`agentic_lsp.navigation.server_pool`): labelled ``language_server:<server>``;
+3. **name matches** of :class:`~agentic_lsp.navigation.Navigation`: labelled ``name_match``.
+
+Every answer not from the first source asked carries a ``note`` saying why the ones before it
+did not answer (timed out, no provider for the document, an error, found nothing).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.results import Occurrence, ReferenceResult, SymbolRef
 from agentic_lsp.index.retrieval.references import MAX_PREVIEW_CHARS
+from agentic_lsp.navigation.editor_source import (
+    DEFINITION,
+    HOVER,
+    IMPLEMENTATION,
+    REFERENCES,
+    EditorAsker,
+    EditorFailed,
+    EditorReply,
+)
 from agentic_lsp.navigation.navigator import Navigation
 from agentic_lsp.navigation.server_pool import Location, ServerFailed, ServerPool
 
 if TYPE_CHECKING:
     from agentic_lsp.config import NavigationSettings
 
+log = logging.getLogger(__name__)
+
 NAME_MATCH = "name_match"
-DEFINITION = "textDocument/definition"
-REFERENCES = "textDocument/references"
+NO_POSITION = "give path, line and column for the language server's answer"
 
 
 @dataclass(frozen=True)
 class DefinitionAnswer:
     refs: list[SymbolRef]
-    source: str  # "language_server:<name>" or "name_match"
-    note: str = ""  # why the name-based answer was given, when it was
+    source: str  # "editor:<who>", "language_server:<name>" or "name_match"
+    note: str = ""  # why the sources before this one did not answer
 
 
 @dataclass(frozen=True)
 class ReferenceAnswer:
     result: ReferenceResult
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class HoverAnswer:
+    text: str | None  # markdown; None: nothing known at that position
     source: str
     note: str = ""
 
@@ -54,8 +78,12 @@ class Position:
     col: int
 
 
+def _notes(*notes: str) -> str:
+    return "; ".join(note for note in notes if note)
+
+
 class PreciseNavigation:
-    """The language-server-first view of one workspace (see the module rules)."""
+    """The most-precise-source-first view of one workspace (see the module rules)."""
 
     def __init__(
         self,
@@ -66,22 +94,43 @@ class PreciseNavigation:
     ) -> None:
         self.navigation = navigation
         self.servers = ServerPool(root or navigation.readable.root, settings, buffers)
+        self.editor: EditorAsker | None = None
+        self.editor_timeout = settings.editor_timeout_s
+
+    def use_editor(self, asker: EditorAsker | None) -> None:
+        """Ask ``asker`` first from now on (``None``: the editor is gone)."""
+        self.editor = asker
 
     async def definitions(
         self, name: str, from_path: str | None, at: Position | None, limit: int = 50
     ) -> DefinitionAnswer:
         """Where ``name`` (used at ``at``, when given) is defined."""
-        note = "give path, line and column for the language server's answer"
+        return await self._places(DEFINITION, "definition", name, from_path, at, limit)
+
+    async def implementations(
+        self, name: str, from_path: str | None, at: Position | None, limit: int = 50
+    ) -> DefinitionAnswer:
+        """Implementations of the interface, abstract method or class used at ``at``; without a
+        precise source, the definitions named ``name`` (a name match, said in the note)."""
+        return await self._places(IMPLEMENTATION, "implementation", name, from_path, at, limit)
+
+    async def _places(
+        self, method: str, what: str, name: str, from_path: str | None, at: Position | None,
+        limit: int,
+    ) -> DefinitionAnswer:  # fmt: skip
+        note = NO_POSITION
         if at is not None:
-            try:
-                server, found = await self.servers.ask(DEFINITION, at.path, at.line, at.col)
-            except ServerFailed as exc:
-                note = f"language server unavailable: {exc}"
-            else:
-                if found:
-                    refs = await asyncio.to_thread(self._symbol_refs, found)
-                    return DefinitionAnswer(refs[:limit], f"language_server:{server}")
-                note = f"{server} found no definition in the workspace"
+            reply, editor_note = await self._ask_editor(method, at)
+            if reply is not None:
+                refs = await asyncio.to_thread(self._symbol_refs, reply.locations)
+                return DefinitionAnswer(refs[:limit], f"editor:{reply.source}")
+            server, found, note = await self._ask_server(method, at, what)
+            if found:
+                refs = await asyncio.to_thread(self._symbol_refs, found)
+                return DefinitionAnswer(refs[:limit], f"language_server:{server}", editor_note)
+            note = _notes(editor_note, note)
+        if method == IMPLEMENTATION:
+            note = _notes(note, f"the definitions named {name!r} instead")
         names = functools.partial(self.navigation.definitions, name, from_path, limit=limit)
         return DefinitionAnswer(await asyncio.to_thread(names), NAME_MATCH, note)
 
@@ -93,21 +142,67 @@ class PreciseNavigation:
         if at is None:
             at, note = await asyncio.to_thread(self._only_definition, name, from_path)
         if at is not None:
-            try:
-                server, found = await self.servers.ask(
-                    REFERENCES, at.path, at.line, at.col, context={"includeDeclaration": True}
-                )
-            except ServerFailed as exc:
-                note = f"language server unavailable: {exc}"
-            else:
-                if found:
-                    result = await asyncio.to_thread(self._occurrences, name, found, at.path, limit)
-                    return ReferenceAnswer(result, f"language_server:{server}")
-                note = f"{server} found no references in the workspace"
+            context = {"includeDeclaration": True}
+            reply, editor_note = await self._ask_editor(REFERENCES, at, context)
+            if reply is not None:
+                found = reply.locations
+                result = await asyncio.to_thread(self._occurrences, name, found, at.path, limit)
+                return ReferenceAnswer(result, f"editor:{reply.source}")
+            server, found, note = await self._ask_server(
+                REFERENCES, at, "references", context=context
+            )
+            if found:
+                result = await asyncio.to_thread(self._occurrences, name, found, at.path, limit)
+                return ReferenceAnswer(result, f"language_server:{server}", editor_note)
+            note = _notes(editor_note, note)
         call = functools.partial(self.navigation.references, name, from_path, limit=limit)
         return ReferenceAnswer(await asyncio.to_thread(call), NAME_MATCH, note)
 
+    async def hover(self, at: Position) -> HoverAnswer:
+        """What the name at ``at`` is: the editor's hover, else the index's definition of that
+        name (signature, doc, where), a name match. agentic-lsp's own server is not asked."""
+        reply, note = await self._ask_editor(HOVER, at)
+        if reply is not None:
+            return HoverAnswer(reply.hover, f"editor:{reply.source}")
+        note = _notes(note, "own language server: no hover")
+        text = await asyncio.to_thread(self._name_hover, at)
+        return HoverAnswer(text, NAME_MATCH, note)
+
+    async def _ask_editor(
+        self, method: str, at: Position, context: dict[str, Any] | None = None
+    ) -> tuple[EditorReply | None, str]:
+        """The editor's useful answer, or ``None`` and why not (``""``: no editor to ask)."""
+        editor = self.editor
+        if editor is None or method not in editor.methods:
+            return None, ""
+        asked = editor.ask(method, at.path, at.line, at.col, context)
+        try:
+            reply = await asyncio.wait_for(asked, self.editor_timeout)
+        except TimeoutError:
+            return None, f"editor gave no answer in {self.editor_timeout:g}s"
+        except EditorFailed as exc:
+            return None, f"editor failed: {exc}"
+        except Exception as exc:  # an editor's bug must not cost the question its answer
+            log.warning("asking the editor %s failed", method, exc_info=True)
+            return None, f"editor failed: {type(exc).__name__}: {exc}"
+        if reply is None:
+            return None, "editor has no provider for this document"
+        if (method == HOVER and not reply.hover) or (method != HOVER and not reply.locations):
+            return None, f"editor ({reply.source}) found nothing in the workspace"
+        return reply, ""
+
+    async def _ask_server(
+        self, method: str, at: Position, what: str, **extra: Any
+    ) -> tuple[str, list[Location], str]:
+        """``(server, locations, why none)`` from agentic-lsp's own language server."""
+        try:
+            server, found = await self.servers.ask(method, at.path, at.line, at.col, **extra)
+        except ServerFailed as exc:
+            return "", [], f"language server unavailable: {exc}"
+        return server, found, "" if found else f"{server} found no {what} in the workspace"
+
     async def close(self) -> None:
+        self.editor = None
         await self.servers.close()
 
     # -- blocking helpers (worker threads) ---------------------------------------------------------
@@ -119,6 +214,20 @@ class PreciseNavigation:
             return None, f"{name!r} has {many}: give path, line and column of one use"
         ref = refs[0]
         return Position(ref.path, ref.symbol.name_line, ref.symbol.name_col), ""
+
+    def _name_hover(self, at: Position) -> str | None:
+        word = self.navigation.identifier_at(at.path, at.line, at.col)
+        refs = self.navigation.definitions(word.name, at.path, limit=2) if word else []
+        if not refs:
+            return None
+        sym, path = refs[0].symbol, refs[0].path
+        parts = [
+            f"```{self.navigation.language_of(path) or ''}\n{sym.signature or sym.qualname}\n```"
+        ]
+        if sym.doc:
+            parts.append(sym.doc.strip())
+        parts.append(f"*{sym.kind}* `{sym.qualname}` — {path}:{sym.start_line}")
+        return "\n\n".join(parts)
 
     def _symbol_refs(self, found: list[Location]) -> list[SymbolRef]:
         """The index's symbol at each location (the definition's name), else a one-line one."""
