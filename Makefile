@@ -32,11 +32,13 @@ demo: $(PY)
 
 # Everything: lint (ruff check, ruff format --check) and mypy first, the real small model the
 # suite runs end to end (scripts/install-local-model.sh; cached after the first run), then Python (unit,
-# integration, LSP/MCP end to end, headless Neovim), then the VS Code extension (npm; its
+# integration, LSP/MCP end to end, headless Neovim; typescript-language-server from npm, cached,
+# scripts/install-typescript-server.sh), then the VS Code extension (npm; its
 # end-to-end test in code-server + Chromium when Chromium is available). Any failure fails the
 # target; pytest exits 5 when it collects nothing: that is a failure here too.
 test: $(PY) lint typecheck
 	bash scripts/install-neovim.sh >/dev/null
+	bash scripts/install-typescript-server.sh >/dev/null || echo "no TypeScript server: its tests are skipped" >&2
 	VENV=$(VENV) bash scripts/install-local-model.sh
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -ra $(PYTEST_ARGS); \
 	  status=$$?; [ $$status -ne 5 ] || { echo "no tests were collected" >&2; exit 1; }; exit $$status

@@ -13,4 +13,5 @@ fi
 "$VENV/bin/python" -c "import torch" 2>/dev/null || "$VENV/bin/python" -m pip install --quiet "torch==2.13.0"
 "$VENV/bin/python" -m pip install --quiet -e ".[dev]"
 bash scripts/install-bubblewrap.sh || true  # sandbox isolation; never fails the setup
+bash scripts/install-typescript-server.sh >/dev/null || true  # TS navigation; needs node 20+ and npm
 echo "agentic-lsp installed in $VENV" >&2

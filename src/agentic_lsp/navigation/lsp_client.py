@@ -1,6 +1,6 @@
 """A small LSP client: one language server process over stdio (JSON-RPC with ``Content-Length``
-framing), spoken in plain dicts. Only what precise navigation needs: initialize, open, change and
-close documents, ask a request with a timeout, shut down.
+framing), spoken in plain dicts. Only what precise navigation and rename need: initialize, open,
+change and close documents, ask a request with a timeout, shut down.
 
 Requests the server sends us (``workspace/configuration``, progress tokens, capability
 registration) are answered with empty results, so a server never waits on us. Everything is
@@ -62,8 +62,11 @@ class LspClient:
 
     # -- messages ---------------------------------------------------------------------------------
 
-    async def initialize(self, root: Path, timeout: float) -> dict[str, Any]:
-        """The ``initialize`` handshake with ``root`` as the one workspace folder."""
+    async def initialize(
+        self, root: Path, timeout: float, options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The ``initialize`` handshake with ``root`` as the one workspace folder and
+        ``options`` as the server's ``initializationOptions``."""
         uri = root.as_uri()
         params = {
             "processId": os.getpid(),
@@ -76,11 +79,18 @@ class LspClient:
                     "synchronization": {"didSave": False},
                     "definition": {"linkSupport": False},
                     "references": {},
+                    "rename": {"prepareSupport": True},
                 },
-                "workspace": {"workspaceFolders": True, "configuration": True},
+                "workspace": {
+                    "workspaceFolders": True,
+                    "configuration": True,
+                    "workspaceEdit": {"documentChanges": True, "resourceOperations": []},
+                },
             },
             "clientInfo": {"name": "agentic-lsp"},
         }
+        if options is not None:
+            params["initializationOptions"] = options
         result = await self.request("initialize", params, timeout)
         await self.notify("initialized", {})
         return result if isinstance(result, dict) else {}

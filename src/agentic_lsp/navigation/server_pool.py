@@ -1,8 +1,14 @@
 """Language servers of one workspace, one per language, for precise navigation.
 
-* **Configured, never downloaded.** A language's command comes from the ``[navigation]``
-  settings (user-only: it runs a program). Its first word is looked up on ``PATH`` and in the
-  running interpreter's ``bin`` folder; when it is in neither, the language has no server.
+* **Configured, never downloaded.** A server's command comes from the ``[navigation]``
+  settings (user-only: it runs a program). Its first word is looked up on ``PATH``, in the
+  running interpreter's ``bin`` folder and in :func:`servers_home`'s ``node_modules/.bin`` (where
+  ``scripts/install-typescript-server.sh`` puts the TypeScript server); when it is in none, the
+  language has no server. Never in the workspace: a repository cannot plant its own server.
+* **One server, several languages.** ``python`` is jedi-language-server's; ``typescript``,
+  ``tsx`` and ``javascript`` (``.jsx`` too) share one typescript-language-server, told each
+  file's ``languageId``. The TypeScript server is pinned to the ``tsserver`` installed beside it,
+  never a workspace's ``node_modules/typescript``.
 * **Lazy.** A server starts on the first question about a file of its language, initialized
   with the workspace root; it stops after ``idle_s`` without a question and at :meth:`close`.
 * **Current text.** Before each question the engine's unsaved buffers of that language are
@@ -18,6 +24,7 @@ LSP's 0-based UTF-16 positions (and back) with the text of the file they are in.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 from collections.abc import Callable, Mapping
@@ -34,7 +41,31 @@ if TYPE_CHECKING:
     from agentic_lsp.config import NavigationSettings
 
 MAX_RESTARTS = 3
-INSTALL_HINTS = {"python": "pip install jedi-language-server"}
+INSTALL_HINTS = {
+    "python": "pip install jedi-language-server",
+    "typescript": "npm install --global typescript-language-server typescript "
+    "(or, in a clone, bash scripts/install-typescript-server.sh)",
+}
+# the language (as the index names it) -> the server that answers for it
+SERVER_OF_LANGUAGE = {
+    "python": "python",
+    "typescript": "typescript",
+    "tsx": "typescript",
+    "javascript": "typescript",
+}
+# a file's LSP languageId by its suffix (the index calls .tsx "tsx" and .jsx "javascript")
+LANGUAGE_IDS = {
+    ".py": "python",
+    ".pyi": "python",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "typescriptreact",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascriptreact",
+}
 
 
 class ServerFailed(Exception):
@@ -52,30 +83,69 @@ class Location:
     end_col: int
 
 
+def servers_home() -> Path:
+    """The user's folder of installed language servers: ``$AGENTIC_LSP_SERVERS_HOME``, else
+    ``${XDG_DATA_HOME:-~/.local/share}/agentic-lsp/language-servers``."""
+    explicit = os.environ.get("AGENTIC_LSP_SERVERS_HOME")
+    if explicit:
+        return Path(explicit).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "agentic-lsp" / "language-servers"
+
+
 def resolve_command(command: list[str]) -> list[str] | None:
-    """``command`` with its program found on PATH or next to this interpreter, else ``None``."""
+    """``command`` with its program found on PATH, next to this interpreter or in
+    :func:`servers_home`'s ``node_modules/.bin``, else ``None``."""
     if not command:
         return None
     found = shutil.which(command[0])
-    if found is None:
-        beside = Path(sys.executable).parent / command[0]
-        found = str(beside) if beside.is_file() else None
+    if found is None and os.sep not in command[0]:
+        for folder in (Path(sys.executable).parent, servers_home() / "node_modules" / ".bin"):
+            beside = folder / command[0]
+            if beside.is_file() and os.access(beside, os.X_OK):
+                found = str(beside)
+                break
     return [found, *command[1:]] if found else None
 
 
 def configured_commands(settings: NavigationSettings) -> dict[str, list[str]]:
-    """Language -> configured server command."""
-    return {"python": list(settings.python_server)} if settings.python_server else {}
+    """Server (``python``, ``typescript``) -> its configured command; empty ones are off."""
+    commands = {"python": settings.python_server, "typescript": settings.typescript_server}
+    return {server: list(command) for server, command in commands.items() if command}
+
+
+def language_id(rel: str) -> str:
+    """The LSP ``languageId`` of ``rel`` (by suffix; else the index's language name)."""
+    return LANGUAGE_IDS.get(Path(rel).suffix.lower()) or language_for_path(rel) or "plaintext"
+
+
+def initialization_options(server: str, command: list[str]) -> dict[str, Any] | None:
+    """typescript-language-server: one semantic ``tsserver`` (no syntax-only server, whose
+    answers while the project loads are partial: a reference list of the declaration alone),
+    the one installed beside it (a workspace's own ``node_modules/typescript`` is never run);
+    ``None`` for the others."""
+    if server != "typescript":
+        return None
+    options: dict[str, Any] = {"useSyntaxServer": "never"}
+    program = Path(os.path.realpath(command[0]))
+    for folder in program.parents:
+        if folder.name == "node_modules":
+            tsserver = folder / "typescript" / "lib" / "tsserver.js"
+            if tsserver.is_file():
+                options["path"] = str(tsserver)
+                break
+    return {"tsserver": options}
 
 
 class ManagedServer:
-    """One language's server: started on demand, restarted a few times, stopped when idle."""
+    """One server (answering for one or more languages): started on demand, restarted a few
+    times, stopped when idle."""
 
     def __init__(
         self, root: Path, language: str, command: list[str], settings: NavigationSettings
     ) -> None:
         self.root = root
-        self.language = language
+        self.language = language  # the server's key: "python" or "typescript"
         self.command = command
         self.name = Path(command[0]).name
         self.timeout = settings.timeout_s
@@ -83,6 +153,7 @@ class ManagedServer:
         self.starts = 0
         self.deaths = 0  # exits and failed starts, not idle stops
         self.client: LspClient | None = None
+        self.capabilities: dict[str, Any] = {}  # the server's, from its initialize answer
         self._opened: dict[str, tuple[int, str]] = {}  # rel path -> (version, text sent)
         self._lock = asyncio.Lock()
         self._idle: asyncio.TimerHandle | None = None
@@ -93,17 +164,25 @@ class ManagedServer:
         self, method: str, rel: str, line: int, col: int, buffers: Mapping[str, str], **extra: Any
     ) -> list[Location]:
         """``method`` (``textDocument/definition`` or ``/references``) at ``rel:line:col``."""
+        result = await self.request(method, rel, line, col, buffers, **extra)
+        return await asyncio.to_thread(self._locations, result, buffers)
+
+    async def request(
+        self, method: str, rel: str, line: int, col: int, buffers: Mapping[str, str], **extra: Any
+    ) -> Any:
+        """The server's raw answer to ``method`` at ``rel:line:col`` (``extra`` joins the
+        params); raises :class:`ServerFailed` saying why there is none."""
         async with self._lock:  # one question at a time keeps the document sync simple
             client = await self._ensure()
             try:
-                await self._sync(client, buffers)
                 text = buffers.get(rel)
                 if text is None:
                     text = await asyncio.to_thread(_read_text, self.root / rel)
+                await self._sync(client, {**buffers, rel: text})  # the asked file is open too
                 line_text = _line(text, line)
                 position = {"line": line - 1, "character": utf16_col(line_text, col)}
                 params = {"textDocument": {"uri": (self.root / rel).as_uri()}, "position": position}
-                result = await client.request(method, {**params, **extra}, self.timeout)
+                return await client.request(method, {**params, **extra}, self.timeout)
             except ServerGone as exc:
                 raise ServerFailed(str(exc)) from None
             except ServerError as exc:
@@ -112,7 +191,6 @@ class ManagedServer:
                 raise ServerFailed(f"{self.name} gave no answer in {self.timeout:g}s") from None
             finally:
                 self._arm_idle()
-        return await asyncio.to_thread(self._locations, result, buffers)
 
     async def _ensure(self) -> LspClient:
         if self.client is not None and self.client.alive:
@@ -133,24 +211,31 @@ class ManagedServer:
         except OSError as exc:
             raise ServerFailed(f"cannot start {self.name}: {exc}") from None
         try:
-            await client.initialize(self.root, self.timeout)
+            options = initialization_options(self.language, self.command)
+            answer = await client.initialize(self.root, self.timeout, options)
         except (ServerGone, ServerError, TimeoutError) as exc:
             self.deaths += 1
             await client.stop(0.5)
             raise ServerFailed(f"{self.name} did not initialize: {exc or 'timed out'}") from None
         self.client = client
+        capabilities = answer.get("capabilities")
+        self.capabilities = capabilities if isinstance(capabilities, dict) else {}
         return client
 
     async def _sync(self, client: LspClient, buffers: Mapping[str, str]) -> None:
-        language = self.language
-        mine = {p: t for p, t in buffers.items() if language_for_path(p) == language}
+        server = self.language
+        mine = {
+            p: t
+            for p, t in buffers.items()
+            if SERVER_OF_LANGUAGE.get(language_for_path(p) or "") == server
+        }
         for rel in [p for p in self._opened if p not in mine]:
             del self._opened[rel]
             await client.notify("textDocument/didClose", {"textDocument": {"uri": self._uri(rel)}})
         for rel, text in mine.items():
             sent = self._opened.get(rel)
             if sent is None:
-                document = {"uri": self._uri(rel), "languageId": language, "version": 1}
+                document = {"uri": self._uri(rel), "languageId": language_id(rel), "version": 1}
                 await client.notify(
                     "textDocument/didOpen", {"textDocument": {**document, "text": text}}
                 )
@@ -237,11 +322,14 @@ class ServerPool:
 
     def server_for(self, rel: str) -> tuple[ManagedServer | None, str]:
         """The server for ``rel``'s language, or ``None`` and why there is none."""
-        language = language_for_path(rel)
         if not self.settings.enabled:
             return None, "navigation.enabled is off"
-        if language is None:
+        known = language_for_path(rel)
+        if known is None:
             return None, f"no language known for {rel}"
+        language = SERVER_OF_LANGUAGE.get(known)
+        if language is None:
+            return None, f"no language server is known for {known}"
         if language in self._servers:
             return self._servers[language], ""
         if language in self._missing:
@@ -268,6 +356,20 @@ class ServerPool:
         if server is None:
             raise ServerFailed(why)
         return server.name, await server.ask(method, rel, line, col, self._buffers(), **extra)
+
+    async def request(
+        self, method: str, rel: str, line: int, col: int, **extra: Any
+    ) -> tuple[ManagedServer, Any]:
+        """``(server, its raw answer)`` to ``method`` at ``rel:line:col``; raises
+        :class:`ServerFailed` saying why there is none."""
+        server, why = self.server_for(rel)
+        if server is None:
+            raise ServerFailed(why)
+        return server, await server.request(method, rel, line, col, self._buffers(), **extra)
+
+    def buffers(self) -> dict[str, str]:
+        """The engine's unsaved buffers now, by workspace-relative path."""
+        return self._buffers()
 
     async def close(self) -> None:
         servers, self._servers = list(self._servers.values()), {}
