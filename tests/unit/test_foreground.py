@@ -63,3 +63,16 @@ def test_the_wait_is_capped_and_a_request_thread_never_waits() -> None:
         release.set()
         thread.join(10)
     assert foreground._active == 0
+
+
+def test_editor_work_marks_its_requests() -> None:
+    import asyncio
+
+    from agentic_lsp.lsp.editor_work import EditorWork
+
+    work = EditorWork()
+    try:
+        seen = asyncio.run(work.run(editor_busy))
+    finally:
+        work.close()
+    assert seen is True and not editor_busy()
