@@ -42,7 +42,7 @@ class FakeEditor:
             await asyncio.sleep(60)
         if isinstance(self.answer, Exception):
             raise self.answer
-        return self.answer  # type: ignore[no-any-return]
+        return self.answer
 
 
 @pytest.fixture

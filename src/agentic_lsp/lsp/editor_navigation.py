@@ -26,11 +26,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
 
 from agentic_lsp.lsp.convert import line_at, path_uri, uri_path
 from agentic_lsp.navigation.editor_source import METHODS, EditorFailed, EditorReply
@@ -133,10 +137,12 @@ class LspEditorAsker:
         }
         if context is not None:
             params["context"] = context
+        msg_id = f"agentic-nav-{uuid.uuid4().hex}"
         with _waiting_for((_key(uri), line - 1, character)):
             try:
-                answer = await self.ls.protocol.send_request_async(REQUEST, params)
-            except asyncio.CancelledError:
+                answer = await _own(self.ls.protocol.send_request(REQUEST, params, msg_id=msg_id))
+            except asyncio.CancelledError:  # too late (the caller's timeout): tell the editor
+                self.ls.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
                 raise
             except Exception as exc:
                 raise EditorFailed(str(exc) or type(exc).__name__) from None
@@ -187,6 +193,26 @@ class LspEditorAsker:
             row = line_at(texts[rel], line0) or ""
             found.append(Location(rel, line0 + 1, char_col(row, units), char_col(row, end_units)))
         return found
+
+
+def _own(sent: Future[Any]) -> asyncio.Future[Any]:
+    """An awaitable of the client's answer whose cancellation leaves pygls' own future alone
+    (a late answer then lands there, not on a cancelled future)."""
+    loop = asyncio.get_running_loop()
+    mine: asyncio.Future[Any] = loop.create_future()
+
+    def settle(done: Future[Any]) -> None:
+        if mine.done():
+            return
+        if done.cancelled():
+            mine.cancel()
+        elif done.exception() is not None:
+            mine.set_exception(done.exception())  # type: ignore[arg-type]
+        else:
+            mine.set_result(done.result())
+
+    sent.add_done_callback(lambda done: loop.call_soon_threadsafe(settle, done))
+    return mine
 
 
 def _relative(root: Path, path: Path) -> str | None:
