@@ -149,3 +149,24 @@ async def test_a_missing_server_says_how_to_install_it(tmp_path: Path) -> None:
     off = ServerPool(workspace(tmp_path / "b"), NavigationSettings(typescript_server=[]), dict)
     with pytest.raises(ServerFailed, match="no language server is configured for typescript"):
         await off.ask(DEFINITION, "src/view.jsx", 3, 35)
+
+
+@needs_tsserver
+async def test_a_rename_is_a_changeset_of_the_right_method_only(pool: ServerPool) -> None:
+    from agentic_lsp.changes.change_service import ChangeService
+    from agentic_lsp.index.discovery.secrets import is_secret_path
+    from agentic_lsp.navigation.rename import rename_changeset
+
+    changes = ChangeService(pool.root, pool.root.parent / "store", dict)
+    result = await rename_changeset(
+        pool, changes.propose, "src/use.ts", 6, 12, "persist", is_secret_path
+    )
+    assert result.plan.old_name == "save" and result.plan.server == "typescript-language-server"
+    by_path = {c.path: c.proposed for c in result.changeset.files}
+    assert by_path["src/use.ts"] == USE.replace("c.save()", "c.persist()").replace(
+        "new Basket().save()", "new Basket().persist()"
+    )
+    cart = '  save(): string {\n    return "cart"'
+    assert by_path["src/models.ts"] == MODELS.replace(cart, cart.replace("save", "persist"))
+    assert set(by_path) == {"src/use.ts", "src/models.ts"}  # view.jsx uses Order.save
+    assert (pool.root / "src" / "use.ts").read_text() == USE

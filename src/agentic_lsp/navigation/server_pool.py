@@ -192,6 +192,15 @@ class ManagedServer:
             finally:
                 self._arm_idle()
 
+    async def start(self) -> None:
+        """Start the server now (when it is not running), so that its ``capabilities`` are
+        known; raises :class:`ServerFailed` saying why it cannot."""
+        async with self._lock:
+            try:
+                await self._ensure()
+            finally:
+                self._arm_idle()
+
     async def _ensure(self) -> LspClient:
         if self.client is not None and self.client.alive:
             return self.client
@@ -261,7 +270,7 @@ class ManagedServer:
         for item in items:
             uri = item.get("uri") or item.get("targetUri")
             where = item.get("range") or item.get("targetSelectionRange")
-            rel = self._relative(uri) if isinstance(uri, str) else None
+            rel = self.relative(uri) if isinstance(uri, str) else None
             if rel is None or not isinstance(where, dict):
                 continue  # outside the workspace (the standard library, site-packages)
             if rel not in texts:
@@ -278,7 +287,8 @@ class ManagedServer:
             found.append(Location(rel, start["line"] + 1, col, end_col))
         return found
 
-    def _relative(self, uri: str) -> str | None:
+    def relative(self, uri: str) -> str | None:
+        """A ``file:`` URI as a workspace-relative path; ``None`` outside the workspace."""
         parsed = urlparse(uri)
         if parsed.scheme != "file":
             return None
