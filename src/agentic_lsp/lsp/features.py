@@ -22,7 +22,7 @@ from lsprotocol import types as lsp
 
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.results import SymbolRef
-from agentic_lsp.lsp import convert, editor_navigation
+from agentic_lsp.lsp import call_hierarchy, convert, editor_navigation
 from agentic_lsp.lsp.outline_json import document_symbols_json
 from agentic_lsp.lsp.rpc import RawResult, guarded, invalid_params
 from agentic_lsp.navigation.positions import char_col
@@ -52,6 +52,7 @@ def register(server: AgenticLanguageServer) -> None:
     server.feature(lsp.TEXT_DOCUMENT_DEFINITION)(guarded(definition))
     server.feature(lsp.TEXT_DOCUMENT_REFERENCES)(guarded(references))
     server.feature(lsp.TEXT_DOCUMENT_HOVER)(guarded(hover))
+    call_hierarchy.register(server)  # from the engine's call graph
 
 
 # -- document sync --------------------------------------------------------------------------------
