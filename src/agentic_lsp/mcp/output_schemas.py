@@ -148,6 +148,10 @@ OUTPUT_SCHEMAS: dict[str, Schema] = {
         {"commit_id": opt(STR), "editor_only": arr(STR), "notes": arr(STR)},
     ),
     "reject_changeset": RUN_REPORT | {"required": []},
+    "rename_symbol": reply(
+        {**CHANGESET, "server": STR, "old_name": STR, "new_name": STR, "places": INT},
+        {"summary": opt(STR)},
+    ),
     "rollback": reply(
         {"changeset_id": opt(STR), "files": arr(STR)}, {"revert_commit_id": opt(STR)}
     ),

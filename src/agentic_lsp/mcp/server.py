@@ -54,6 +54,7 @@ from agentic_lsp.mcp.stdio_lines import checked_stdio_server
 from agentic_lsp.mcp.tool_list import ToolProfile, instructions, offers, present
 from agentic_lsp.mcp.tools_changes import register_change_tools
 from agentic_lsp.mcp.tools_files import register_file_tools
+from agentic_lsp.mcp.tools_rename import register_rename_tools
 from agentic_lsp.mcp.tools_runs import register_run_tools
 from agentic_lsp.mcp.tools_search import register_search_tools
 from agentic_lsp.mcp.tools_workflows import register_workflow_tools
@@ -179,6 +180,7 @@ def build_server(
     register_search_tools(server, access)
     register_file_tools(server, access)
     register_change_tools(server, access)
+    register_rename_tools(server, access)
     register_workflow_tools(server, access)
     register_run_tools(server, access)
     register_resources(server, access)

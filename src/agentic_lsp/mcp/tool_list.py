@@ -32,8 +32,8 @@ SEARCH_TOOLS = frozenset(
 )  # fmt: skip
 WORKFLOW_TOOLS = frozenset(
     {"list_workflows", "run_workflow", "list_changesets", "show_changeset", "accept_changeset",
-     "reject_changeset", "rollback", "list_runs", "run_status", "cancel_run", "respond_to_run",
-     "resume_run", "send_message", "prune_stage", "index_status"}
+     "reject_changeset", "rename_symbol", "rollback", "list_runs", "run_status", "cancel_run",
+     "respond_to_run", "resume_run", "send_message", "prune_stage", "index_status"}
 )  # fmt: skip
 ROOT_PROPERTY = {"type": "string"}  # described once, in the instructions
 
@@ -45,9 +45,10 @@ _SEARCH = (
     "paged: pass a reply's next_cursor as `cursor`."
 )
 _WORKFLOWS = (
-    "Changes come from workflows: run_workflow proposes a changeset (a reviewable diff); "
-    "nothing is written until accept_changeset. Steer long runs with run_status, "
-    "send_message, respond_to_run (review gates), prune_stage and cancel_run."
+    "Changes come from workflows: run_workflow proposes a changeset (a reviewable diff), "
+    "rename_symbol a language server's rename; nothing is written until accept_changeset. "
+    "Steer long runs with run_status, send_message, respond_to_run (review gates), "
+    "prune_stage and cancel_run."
 )
 _ROOTS = (
     "Every tool takes an optional `root` when the client declared several workspace roots: "
