@@ -39,7 +39,8 @@ from agentic_lsp.mcp.tool_list import SEARCH_TOOLS, WORKFLOW_TOOLS
 
 TOOLS = {
     "search_code", "search_files", "find_symbol", "find_definition", "find_references",
-    "document_symbols", "get_ast_node", "read_file", "index_status", "list_workflows",
+    "document_symbols", "get_ast_node", "read_file", "call_graph", "index_status",
+    "list_workflows",
     "run_workflow", "list_changesets", "show_changeset", "accept_changeset",
     "reject_changeset", "rename_symbol", "rollback", "list_runs", "run_status", "cancel_run",
     "respond_to_run", "send_message", "prune_stage", "resume_run",
