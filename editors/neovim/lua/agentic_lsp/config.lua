@@ -36,8 +36,12 @@ M.defaults = {
   --- 'auto' (telescope, snacks, fzf-lua, then quickfix) or one of those names.
   picker = 'auto',
   search_limit = 20,
-  --- Milliseconds to wait for answers that the UI blocks on (completion, health check).
+  --- Milliseconds to wait for answers that the UI blocks on (completion, health check), and for
+  --- the other clients' answers when agentic-lsp borrows them (editor_navigation).
   timeout_ms = 5000,
+  --- Lend the other language servers of a buffer to agentic-lsp: its definitions, references,
+  --- implementations and hover (for agents and MCP clients) then come from them.
+  editor_navigation = true,
   diff = {
     --- Buffer-local keys in the diff tab (false disables one).
     keymaps = {
@@ -88,6 +92,9 @@ function M.capabilities()
   caps = vim.tbl_deep_extend('force', caps, {
     workspace = { workspaceEdit = { documentChanges = true } },
   })
+  if M.options.editor_navigation ~= false then
+    caps = vim.tbl_deep_extend('force', caps, require('agentic_lsp.navigation').capabilities())
+  end
   return vim.tbl_deep_extend('force', caps, M.options.capabilities or {})
 end
 

@@ -63,6 +63,9 @@ function M.handlers()
       require('agentic_lsp.events').on_event(err, params, ctx)
     end,
     ['workspace/applyEdit'] = M.apply_edit,
+    ['agentic/editorNavigation'] = function(err, params, ctx)
+      return require('agentic_lsp.navigation').handle(err, params, ctx)
+    end,
   }
 end
 
