@@ -15,7 +15,15 @@ import {
   type LanguageClientOptions,
   type Middleware,
   type ServerOptions,
+  type StaticFeature,
 } from 'vscode-languageclient/node';
+import {
+  answerNavigation,
+  NAVIGATION_METHOD,
+  navigationCapability,
+  type NavigationRequest,
+  type WirePosition,
+} from './logic/editorNavigation';
 import { buildInitializationOptions, SettingsError } from './logic/initOptions';
 import { realProbe } from './logic/probe';
 import { EVENT_METHOD, type AgenticEvent } from './logic/protocol';
@@ -26,6 +34,23 @@ import { launchSettings, selectedInterpreter, userSettings } from './settings';
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
 
 const MAX_RESTARTS = 3;
+
+/** Advertises `experimental.agentic.editorNavigation` (docs/lsp.md) in `initialize`. */
+const lendNavigation: StaticFeature = {
+  fillClientCapabilities: (capabilities) => {
+    capabilities.experimental = { ...(capabilities.experimental ?? {}), ...navigationCapability() };
+  },
+  initialize: () => undefined,
+  getState: () => ({ kind: 'static' }),
+  clear: () => undefined,
+};
+
+/** Runs every provider VS Code has for the document (agentic-lsp's own one answers empty then). */
+async function executeProvider(command: string, uri: string, position: WirePosition): Promise<unknown> {
+  const document = vscode.Uri.parse(uri);
+  await vscode.workspace.openTextDocument(document); // loaded, not shown: providers need the model
+  return vscode.commands.executeCommand(command, document, new vscode.Position(position.line, position.character));
+}
 
 export class AgenticClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -107,6 +132,9 @@ export class AgenticClient implements vscode.Disposable {
       }
     });
     client.onNotification(EVENT_METHOD, (event: AgenticEvent) => this.eventEmitter.fire(event));
+    // Lend VS Code's providers to agentic-lsp: agents and MCP clients get their answers.
+    client.registerFeature(lendNavigation);
+    client.onRequest(NAVIGATION_METHOD, (request: NavigationRequest) => answerNavigation(request, executeProvider));
     this.client = client;
     try {
       await client.start();
