@@ -88,7 +88,7 @@ export class EditorClient {
     this.eventListeners.push(listener);
   }
 
-  async initialize(root: string, initializationOptions: object): Promise<InitializeResult> {
+  async initialize(root: string, initializationOptions: object, experimental?: object): Promise<InitializeResult> {
     const result = await this.connection.sendRequest(InitializeRequest.type, {
       processId: process.pid,
       rootUri: fileUri(root),
@@ -116,6 +116,7 @@ export class EditorClient {
           },
         },
         window: { workDoneProgress: true, showMessage: {} },
+        experimental,
       },
     });
     this.capabilities = result.capabilities;
