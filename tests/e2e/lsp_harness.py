@@ -24,22 +24,12 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from agentic_lsp.changes.changeset import Changeset, ProposedEdit, build_changeset
 from agentic_lsp.changes.repository import ChangesetRepository
 from agentic_lsp.config import load_settings, user_config_path
+from agentic_lsp.lsp.editor_navigation import plain  # pygls' Object tuples back to dicts
 from agentic_lsp.trust import set_trusted, trust_store_path
 from agentic_lsp.workspace import workspace_cache_dir
 
 SERVER = [sys.executable, "-m", "agentic_lsp", "serve"]
 TIMEOUT = 60.0
-
-
-def plain(value: Any) -> Any:
-    """pygls turns unknown JSON objects into ``Object`` tuples; make them dicts again."""
-    if hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
 
 
 def snake_keys(value: Any, where: str = "") -> list[str]:

@@ -14,7 +14,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,9 @@ from scripted_workflow import install_workflow, search_replace
 from agentic_lsp.changes.changeset import Changeset, ProposedEdit, build_changeset
 from agentic_lsp.changes.repository import ChangesetRepository
 from agentic_lsp.config import LoadedSettings, load_settings
+from agentic_lsp.engine import Engine
 from agentic_lsp.mcp.runtime import RuntimeInfo, read_live_runtime, runtime_path
-from agentic_lsp.mcp.server import HttpServerHandle
+from agentic_lsp.mcp.server import HttpServerHandle, start_http_server
 from agentic_lsp.trust import set_trusted, trust_store_path
 from agentic_lsp.workspace import workspace_cache_dir
 
@@ -293,3 +295,22 @@ def check_garbage_answers(answers: dict[str, Any]) -> int:
     assert "outside the workspace" in refused["content"][0]["text"]
     pid: int = answers["status"]["result"]["structuredContent"]["pid"]
     return pid
+
+
+@asynccontextmanager
+async def engine_over_http(
+    root: Path, settings: LoadedSettings
+) -> AsyncIterator[tuple[Engine, HttpServerHandle]]:
+    """An engine on ``root`` (symbols and lexical index synced, no model) served over MCP HTTP
+    in this process, with no runtime file; both stopped after."""
+    engine = Engine(root, settings)
+    await engine.start(index=False, watch=False)
+    await asyncio.to_thread(engine.sync_blocking, None, False)
+    handle = await start_http_server(
+        lambda: engine, "127.0.0.1", 0, engine.settings, write_runtime_file=False
+    )
+    try:
+        yield engine, handle
+    finally:
+        await handle.stop()
+        await engine.close()

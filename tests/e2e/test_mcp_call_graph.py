@@ -4,7 +4,6 @@ repository indexed by a real engine: callers, callees and impact with each edge'
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,12 +11,12 @@ from typing import Any
 
 import pytest
 from mcp.client import Client
-from mcp_fixtures import http_client, text_of
+from mcp_fixtures import engine_over_http, http_client, text_of
 from mcp_structured import check_structured
 
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
-from agentic_lsp.mcp.server import HttpServerHandle, start_http_server
+from agentic_lsp.mcp.server import HttpServerHandle
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "call_graph"
 Served = tuple[Engine, HttpServerHandle]
@@ -27,17 +26,8 @@ Served = tuple[Engine, HttpServerHandle]
 async def served(tmp_path: Path) -> AsyncIterator[Served]:
     root = tmp_path / "repo"
     shutil.copytree(FIXTURE, root)
-    engine = Engine(root, load_settings(root))
-    await engine.start(index=False, watch=False)
-    await asyncio.to_thread(engine.sync_blocking, None, False)
-    handle = await start_http_server(
-        lambda: engine, "127.0.0.1", 0, engine.settings, write_runtime_file=False
-    )
-    try:
-        yield engine, handle
-    finally:
-        await handle.stop()
-        await engine.close()
+    async with engine_over_http(root, load_settings(root)) as served:
+        yield served
 
 
 async def call(client: Client, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:

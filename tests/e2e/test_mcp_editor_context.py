@@ -4,18 +4,25 @@ server; bad arguments are tool errors, never a crash."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp.types import CallToolResult
-from mcp_fixtures import edit_reply, http_client, make_workspace, ok, text_of, trusted_settings
+from mcp_fixtures import (
+    edit_reply,
+    engine_over_http,
+    http_client,
+    make_workspace,
+    ok,
+    text_of,
+    trusted_settings,
+)
 
 from agentic_lsp.engine import Engine
 from agentic_lsp.llm.scripted import ScriptedChatModel
-from agentic_lsp.mcp.server import HttpServerHandle, start_http_server
+from agentic_lsp.mcp.server import HttpServerHandle
 
 Served = tuple[Engine, HttpServerHandle]
 SECRET = "sk-live-9f8e7d6c5b4a3210fedcba98"
@@ -32,17 +39,8 @@ STEPS = [
 @pytest.fixture
 async def served(tmp_path: Path) -> AsyncIterator[tuple[Engine, HttpServerHandle]]:
     root = make_workspace(tmp_path, STEPS)
-    engine = Engine(root, trusted_settings(root))
-    await engine.start(index=False, watch=False)
-    await asyncio.to_thread(engine.sync_blocking, None, False)  # symbols + lexical, no model
-    handle = await start_http_server(
-        lambda: engine, "127.0.0.1", 0, engine.settings, write_runtime_file=False
-    )
-    try:
-        yield engine, handle
-    finally:
-        await handle.stop()
-        await engine.close()
+    async with engine_over_http(root, trusted_settings(root)) as served:
+        yield served
 
 
 async def call(handle: HttpServerHandle, args: dict[str, Any]) -> CallToolResult:

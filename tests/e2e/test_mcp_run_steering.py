@@ -12,12 +12,20 @@ from typing import Any
 
 import pytest
 from mcp.client import Client
-from mcp_fixtures import edit_reply, http_client, make_workspace, ok, text_of, trusted_settings
+from mcp_fixtures import (
+    edit_reply,
+    engine_over_http,
+    http_client,
+    make_workspace,
+    ok,
+    text_of,
+    trusted_settings,
+)
 from scripted_workflow import install_workflow
 
 from agentic_lsp.engine import Engine
 from agentic_lsp.llm.scripted import ScriptedChatModel
-from agentic_lsp.mcp.server import HttpServerHandle, start_http_server
+from agentic_lsp.mcp.server import HttpServerHandle
 
 Served = tuple[Engine, HttpServerHandle]
 FIRST = edit_reply("def greet(name):", "def greet(name: str):")
@@ -35,17 +43,8 @@ STEPS: list[dict[str, Any]] = [
 async def served(tmp_path: Path) -> AsyncIterator[Served]:
     root = make_workspace(tmp_path, STEPS)
     install_workflow(root, "mcp_gated", "MCP gate", review="human")
-    engine = Engine(root, trusted_settings(root))
-    await engine.start(index=False, watch=False)
-    await asyncio.to_thread(engine.sync_blocking, None, False)
-    handle = await start_http_server(
-        lambda: engine, "127.0.0.1", 0, engine.settings, write_runtime_file=False
-    )
-    try:
-        yield engine, handle
-    finally:
-        await handle.stop()
-        await engine.close()
+    async with engine_over_http(root, trusted_settings(root)) as served:
+        yield served
 
 
 async def poll(client: Client, run_id: str, status: str) -> dict[str, Any]:

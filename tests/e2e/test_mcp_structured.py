@@ -18,14 +18,23 @@ from typing import Any
 
 import pytest
 from mcp.client import Client
-from mcp_fixtures import CALC, GREET, edit_reply, http_client, make_workspace, propose, text_of
+from mcp_fixtures import (
+    CALC,
+    GREET,
+    edit_reply,
+    engine_over_http,
+    http_client,
+    make_workspace,
+    propose,
+    text_of,
+)
 from mcp_structured import check_structured
 from scripted_workflow import install_workflow
 
 from agentic_lsp.changes.changeset import ProposedEdit
 from agentic_lsp.engine import Engine
 from agentic_lsp.mcp.output_schemas import OUTPUT_SCHEMAS
-from agentic_lsp.mcp.server import HttpServerHandle, start_http_server
+from agentic_lsp.mcp.server import HttpServerHandle
 
 Served = tuple[Engine, HttpServerHandle]
 TYPED = "def greet(name: str):"
@@ -40,17 +49,8 @@ ADD_NUMBERS = 'def add_numbers(a, b):\n    """Add two numbers."""\n    return a 
 async def served(tmp_path: Path) -> AsyncIterator[Served]:
     root = make_workspace(tmp_path, STEPS)
     install_workflow(root, "mcp_gated", "MCP gate", review="human")
-    engine = Engine(root, _settings(root))
-    await engine.start(index=False, watch=False)
-    await asyncio.to_thread(engine.sync_blocking, None, False)  # symbols + lexical, no model
-    handle = await start_http_server(
-        lambda: engine, "127.0.0.1", 0, engine.settings, write_runtime_file=False
-    )
-    try:
-        yield engine, handle
-    finally:
-        await handle.stop()
-        await engine.close()
+    async with engine_over_http(root, _settings(root)) as served:
+        yield served
 
 
 def _settings(root: Path) -> Any:

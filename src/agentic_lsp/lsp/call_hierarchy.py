@@ -17,7 +17,8 @@ folder) in ``data`` to find the function again.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types as lsp
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from agentic_lsp.lsp.workspaces import Root
 
 MAX_ITEMS = 500
+T = TypeVar("T")
 
 _KINDS = {"class": "class", "method": "method", "function": "function", "module": "module"}
 
@@ -59,21 +61,22 @@ async def prepare(
 async def incoming_calls(
     ls: AgenticLanguageServer, params: lsp.CallHierarchyIncomingCallsParams
 ) -> list[lsp.CallHierarchyIncomingCall] | None:
-    found = _item_function(ls, params.item)
-    if found is None:
-        return None
-    root, ref = found
-    return await ls.editor.run(_incoming, root, ref)
+    return await _calls(ls, params.item, _incoming)
 
 
 async def outgoing_calls(
     ls: AgenticLanguageServer, params: lsp.CallHierarchyOutgoingCallsParams
 ) -> list[lsp.CallHierarchyOutgoingCall] | None:
-    found = _item_function(ls, params.item)
+    return await _calls(ls, params.item, _outgoing)
+
+
+async def _calls(
+    ls: AgenticLanguageServer, item: lsp.CallHierarchyItem, work: Callable[[Root, FunctionRef], T]
+) -> T | None:
+    found = _item_function(ls, item)
     if found is None:
         return None
-    root, ref = found
-    return await ls.editor.run(_outgoing, root, ref)
+    return await ls.editor.run(work, *found)
 
 
 # -- blocking work (editor threads) -------------------------------------------------------------
