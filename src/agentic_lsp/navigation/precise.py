@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,16 @@ class Position:
     col: int
 
 
+_BY_NAVIGATION: weakref.WeakKeyDictionary[Navigation, PreciseNavigation] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def precise_for(navigation: Navigation) -> PreciseNavigation | None:
+    """The engine's precise view over ``navigation`` (the agents' tools reach it so), once made."""
+    return _BY_NAVIGATION.get(navigation)
+
+
 def _notes(*notes: str) -> str:
     return "; ".join(note for note in notes if note)
 
@@ -96,6 +107,7 @@ class PreciseNavigation:
         self.servers = ServerPool(root or navigation.readable.root, settings, buffers)
         self.editor: EditorAsker | None = None
         self.editor_timeout = settings.editor_timeout_s
+        _BY_NAVIGATION[navigation] = self
 
     def use_editor(self, asker: EditorAsker | None) -> None:
         """Ask ``asker`` first from now on (``None``: the editor is gone)."""
