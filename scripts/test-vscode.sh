@@ -5,7 +5,9 @@
 # AGENTIC_TEST_PYTHON) and skip, saying so, when it is not installed.
 # End to end in a real extension host (code-server + Chromium, offline) when AGENTIC_E2E=1
 # (installs code-server from npm into editors/vscode/.code-server; needs Debian's chromium at
-# /usr/bin/chromium, g++ and make) or when AGENTIC_E2E_CODE_SERVER names an installed one.
+# /usr/bin/chromium, g++ and make) or when AGENTIC_E2E_CODE_SERVER names an installed one:
+# every test/e2e/*.e2e.test.ts, among them an MCP client's find_references answered by VS Code's
+# built-in TypeScript support through the extension (editor:vscode, editorNavigation.e2e.test.ts).
 # Skips (exit 0, with a message) only when node or npm is missing.
 set -euo pipefail
 cd "$(dirname "$0")/../editors/vscode"
