@@ -111,7 +111,7 @@ OUTPUT_SCHEMAS: dict[str, Schema] = {
             {"path": STR, **SYMBOL, "name_line": INT, "name_col": INT},
             {"signature": STR, "doc": opt(STR), "source": opt(STR)},
         ))},
-        ANSWER_SOURCE,
+        {**ANSWER_SOURCE, "what": STR, "hover": opt(STR)},
     ),
     "find_references": reply(
         {"name": STR, "results": arr(obj(

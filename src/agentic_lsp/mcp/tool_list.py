@@ -42,7 +42,8 @@ _SEARCH = (
     "Find code with search_code (a question or a whole task; ranked functions with snippets), "
     "search_files, find_symbol, find_definition, find_references, call_graph (callers, callees, "
     "impact of a change); read with read_file, document_symbols, get_ast_node. Lists are "
-    "paged: pass a reply's next_cursor as `cursor`."
+    "paged: pass a reply's next_cursor as `cursor`. Navigation replies say their `source`: "
+    "the editor's or a language server's, else name matches (with why)."
 )
 _WORKFLOWS = (
     "Changes come from workflows: run_workflow proposes a changeset (a reviewable diff), "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -71,6 +71,27 @@ def _source(reply: Reply, source: str, note: str) -> None:
     reply.field("source", source)
     if note:
         reply.field("fallback", note)
+
+
+async def _hover(
+    access: EngineAccess, engine: Engine, ident: str, rel: str | None, at: Position | None
+) -> CallToolResult:
+    """``find_definition`` with ``what="hover"``: the type / signature at ``at`` (without a
+    position, at the name's best-ranked definition)."""
+    if at is None:
+        refs = await asyncio.to_thread(engine.navigation.definitions, ident, rel, limit=1)
+        if not refs:
+            raise AgenticError(f"no definition of {ident!r}", "give path, line and column of a use")
+        at = Position(refs[0].path, refs[0].symbol.name_line, refs[0].symbol.name_col)
+    answer = await engine.precise.hover(at)
+    reply = Reply(access.max_chars)
+    known = "hover" if answer.text else "nothing known"
+    reply.line(f"find_definition {clean(ident)!r}: {known} ({answer.source})")
+    _source(reply, answer.source, answer.note)
+    reply.put(name=ident, results=[], what="hover")
+    text = reply.block(answer.text, f"hover {at.path}:{at.line}") if answer.text else None
+    reply.put(hover=text, repository=("hover",) if text else ())
+    return reply.result()
 
 
 def _result_data(result: SearchResult) -> dict[str, object]:
@@ -278,17 +299,24 @@ def register_search_tools(server: MCPServer, access: EngineAccess) -> None:
         column: Column = None,
         limit: Limit = 5,
         source_lines: Annotated[int, Field(ge=0, le=200, description="Source lines per hit.")] = 40,
+        what: Literal["implementations", "hover"] | None = None,
     ) -> CallToolResult:
-        """Where a name is defined, with its source. With `path` + `line` + `column` of a use,
-        the language server answers (`source`), else name matches ranked from `path`'s view."""
+        """Where a name is defined, with source; `what`: implementations or hover (type).
+        Precise at a use's path+line+column."""
         engine = await access.engine()
         ident, rel, at = await _identifier(access, name, path, line, column)
-        answer = await engine.precise.definitions(ident, rel, at)
+        if what == "hover":
+            return await _hover(access, engine, ident, rel, at)
+        ask = engine.precise.implementations if what else engine.precise.definitions
+        answer = await ask(ident, rel, at)
         refs = answer.refs
+        found = what or "definitions"
         reply = Reply(access.max_chars)
-        reply.line(f"find_definition {clean(ident)!r}: {len(refs)} definitions ({answer.source})")
+        reply.line(f"find_definition {clean(ident)!r}: {len(refs)} {found} ({answer.source})")
         _source(reply, answer.source, answer.note)
         reply.put(name=ident, results=[])
+        if what:
+            reply.field("what", what)
         for ref in refs[:limit]:
             sym = ref.symbol
             where = f"{clean(ref.path)}:{sym.start_line}-{sym.end_line}"
