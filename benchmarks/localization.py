@@ -5,7 +5,7 @@ Usage:
         [--mirrors-dir MIRRORS] [--repo owner/name=PATH ...] [--repo PATH] \
         [--only owner/name ...] [--limit N] [--cache-root DIR] [--fresh] [--settle] \
         [--mode files|two-phase] [--ablation [--ablation-signals mentions,lexical,...]] \
-        [--json-out FILE] [--md-out FILE]
+        [--call-graph] [--json-out FILE] [--md-out FILE]
 
 One JSONL may span several repositories: each record's ``repo`` picks its git mirror
 (``--repo owner/name=PATH``, else a bare ``--repo PATH`` for a set of one repository, else
@@ -21,6 +21,13 @@ code files of the repository's languages, and over all their functions' name + b
 ``--ablation``, ``no-<signal>`` rows rerun both searches with ``disabled={signal}``. Metrics are in
 localization_metrics.py; reports (per repository and pooled over instances) in
 localization_report.py.
+
+``--call-graph`` measures the call-graph signal (``index.call_graph_signal``) off and on in the
+same run: the engine opens with the setting on and its call graph created; after each sync the
+graph is refreshed (timed, ``graph_refresh``) before the queries; ``agentic`` is then the
+two-phase search with ``disabled={"call_graph"}`` (exactly the setting off) and ``agentic+cg``
+the same search with the signal (its file ranking is phase 1's, which the signal does not touch).
+
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from localization_metrics import (
     first_rank,
     function_ranking,
     load_instances,
+    percentile,
     summarize,
 )
 from localization_report import machine_info, render_markdown, timing_summary
@@ -126,7 +134,7 @@ class TreeCheckout:
             folder = folder.parent
 
 
-def open_engine(workdir: Path, cache_dir: Path) -> Any:
+def open_engine(workdir: Path, cache_dir: Path, call_graph: bool = False) -> Any:
     """One Engine per repository: index data in ``cache_dir``, no watcher, no user config file.
 
     ``AGENTIC_LSP_*`` variables still apply (e.g. ``AGENTIC_LSP_INDEX__EMBEDDING_MODEL``).
@@ -136,6 +144,8 @@ def open_engine(workdir: Path, cache_dir: Path) -> Any:
 
     environ = {k: v for k, v in os.environ.items() if k.startswith("AGENTIC_LSP_")}
     environ |= {"AGENTIC_LSP_CACHE_DIR": str(cache_dir), "AGENTIC_LSP_INDEX__WATCH": "false"}
+    if call_graph:
+        environ["AGENTIC_LSP_INDEX__CALL_GRAPH_SIGNAL"] = "true"
     loaded = load_settings(workdir, environ=environ, user_file=cache_dir / "no-user-config.toml")
     engine = Engine(workdir, loaded)
     engine.open()
@@ -165,6 +175,7 @@ class Options:
     ablation: tuple[str, ...] = ()
     fresh: bool = False
     settle: bool = False
+    call_graph: bool = False
 
 
 def settle(engine: Any) -> float:
@@ -179,20 +190,38 @@ def settle(engine: Any) -> float:
     return time.perf_counter() - t0
 
 
+CALL_GRAPH_OFF = frozenset({"call_graph"})
+
+
 def run_queries(
-    searcher: Any, query: str, result: InstanceResult, mode: str, ablation: Sequence[str]
+    searcher: Any,
+    query: str,
+    result: InstanceResult,
+    mode: str,
+    ablation: Sequence[str],
+    call_graph: bool = False,
 ) -> None:
     """The agentic searches, each timed on first use after the sync and repeated at once (warm);
-    the file search first, then the two-phase one; then the ablation runs."""
+    the file search first, then the two-phase one (``call_graph``: off, then on); then the
+    ablation runs."""
+    base = CALL_GRAPH_OFF if call_graph else frozenset()
     files, result.query_ms["first/files"] = _timed(lambda: searcher.search_files(query, DEPTH))
     _, result.query_ms["warm/files"] = _timed(lambda: searcher.search_files(query, DEPTH))
     result.files["agentic"] = [r.path for r in files.results]
     result.notes = list(files.notes)
     if mode == "two-phase":
-        two, result.query_ms["first/two-phase"] = _timed(lambda: searcher.search(query, DEPTH))
-        _, result.query_ms["warm/two-phase"] = _timed(lambda: searcher.search(query, DEPTH))
+        search = lambda: searcher.search(query, DEPTH, disabled=base)  # noqa: E731
+        two, result.query_ms["first/two-phase"] = _timed(search)
+        _, result.query_ms["warm/two-phase"] = _timed(search)
         result.functions["agentic"] = function_ranking(two.results)
         result.functions_embedded = two.functions_embedded
+        result.notes += [n for n in two.notes if n not in result.notes]
+    if mode == "two-phase" and call_graph:
+        with_cg = lambda: searcher.search(query, DEPTH)  # noqa: E731
+        two, result.query_ms["first/two-phase+cg"] = _timed(with_cg)
+        _, result.query_ms["warm/two-phase+cg"] = _timed(with_cg)
+        result.files["agentic+cg"] = result.files["agentic"]
+        result.functions["agentic+cg"] = function_ranking(two.results)
         result.notes += [n for n in two.notes if n not in result.notes]
     for signal in ablation:
         off = frozenset({signal})
@@ -230,7 +259,8 @@ def run_repo(
         lambda p: code_language(p) in languages and is_candidate_source(p),
         code_language,
     )
-    engine = open_engine(workdir, cache_dir)
+    engine = open_engine(workdir, cache_dir, options.call_graph)
+    graph = engine.call_graph.graph if options.call_graph else None  # registers the provider
     ablation = options.ablation
     if ablation and not supports_disabled(engine.searcher):
         notes.append("the Searcher does not accept disabled= yet: ablation skipped")
@@ -252,7 +282,16 @@ def run_repo(
                 facts["model_load_s"] = summary.timings["model_load"]
             if options.settle:
                 result.settle_s = settle(engine)
-            run_queries(engine.searcher, inst.problem_statement, result, options.mode, ablation)
+            if graph is not None:
+                _, result.query_ms["graph_refresh"] = _timed(graph.refresh)
+            run_queries(
+                engine.searcher,
+                inst.problem_statement,
+                result,
+                options.mode,
+                ablation,
+                options.call_graph,
+            )
             file_index, function_index = corpus.indexes(checkout.blobs)
             result.files["bm25"] = file_index.rank(inst.problem_statement, DEPTH)
             if options.mode == "two-phase":
@@ -268,6 +307,39 @@ def run_repo(
         engine.indexer.close()
     facts["first_sync_s"] = results[0].sync_s if results else None
     return results, facts
+
+
+CG_KINDS = ("graph_refresh", "first/two-phase", "first/two-phase+cg", "warm/two-phase",
+            "warm/two-phase+cg")  # fmt: skip
+
+
+def call_graph_timing(report: dict[str, Any], results: Sequence[InstanceResult]) -> dict[str, Any]:
+    """Latency p50/p95 (ms) of the graph refresh and of the two-phase search off and on, per
+    repository and pooled; how many queries skipped the signal (its note)."""
+
+    def of(group: Sequence[InstanceResult]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for kind in CG_KINDS:
+            values = [r.query_ms[kind] for r in group if kind in r.query_ms]
+            out[kind] = (percentile(values, 50), percentile(values, 95))
+        out["skipped"] = sum(any("call-graph signal skipped" in n for n in r.notes) for r in group)
+        return out
+
+    table = {name: of([r for r in results if r.repo == name]) for name in report["repos"]}
+    table["pooled"] = of(results)
+    return table
+
+
+def render_call_graph(table: dict[str, Any]) -> str:
+    head = " | ".join(f"{k} p50/p95 ms" for k in CG_KINDS)
+    lines = ["", "## Call-graph signal: latency", "", f"| | {head} | skipped |",
+             "|---" * (len(CG_KINDS) + 2) + "|"]  # fmt: skip
+    for name, row in table.items():
+        cells = " | ".join(
+            "—" if row[k][0] is None else f"{row[k][0]:.0f} / {row[k][1]:.0f}" for k in CG_KINDS
+        )
+        lines.append(f"| {name} | {cells} | {row['skipped']} |")
+    return "\n".join(lines) + "\n"
 
 
 def resolve_mirrors(
@@ -307,6 +379,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("files", "two-phase"), default="two-phase")
     parser.add_argument("--ablation", action="store_true", help="rerun with each signal off")
     parser.add_argument("--ablation-signals", default=DEFAULT_SIGNALS)
+    parser.add_argument(
+        "--call-graph",
+        action="store_true",
+        help="measure the call-graph signal: agentic (off) and agentic+cg (on) in one run",
+    )
     parser.add_argument("--json-out", type=Path, default=None, help="write results as JSON")
     parser.add_argument("--md-out", type=Path, default=None, help="write the tables as Markdown")
     args = parser.parse_args(argv)
@@ -318,7 +395,9 @@ def main(argv: list[str] | None = None) -> int:
         by_repo.setdefault(inst.repo or "unknown/repo", []).append(inst)
     mirrors = resolve_mirrors(sorted(by_repo), args.repo, args.mirrors_dir)
     signals = [s.strip() for s in args.ablation_signals.split(",") if s.strip()]
-    options = Options(args.mode, tuple(signals) if args.ablation else (), args.fresh, args.settle)
+    options = Options(
+        args.mode, tuple(signals) if args.ablation else (), args.fresh, args.settle, args.call_graph
+    )
     notes: list[str] = []
     report: dict[str, Any] = {"repos": {}, "notes": notes}
     everything: list[InstanceResult] = []
@@ -345,12 +424,16 @@ def main(argv: list[str] | None = None) -> int:
         "settle": args.settle,
         "wall_s": round(time.perf_counter() - started, 1),
     }
-    methods = ["agentic", "bm25"]
+    methods = ["agentic", "agentic+cg", "bm25"] if args.call_graph else ["agentic", "bm25"]
+    if args.call_graph:
+        report["call_graph"] = call_graph_timing(report, everything)
     if options.ablation:
         report["ablation"] = ablation_deltas(report["pooled"]["summary"], options.ablation)
         for section in report["repos"].values():
             section["ablation"] = ablation_deltas(section["summary"], options.ablation)
     markdown = render_markdown(report, methods)
+    if args.call_graph:
+        markdown += render_call_graph(report["call_graph"])
     print(markdown)
     if args.md_out is not None:
         args.md_out.parent.mkdir(parents=True, exist_ok=True)

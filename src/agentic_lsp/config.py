@@ -85,6 +85,13 @@ class IndexSettings(_Section):
         True,
         description="After a sync, embed every function in the background (edited files first).",
     )
+    call_graph_signal: bool = Field(
+        False,
+        description=(
+            "Phase 2 lends the top functions' resolved callers and callees (Python call graph) "
+            "a discounted score."
+        ),
+    )
     watch: bool = True
     debounce_ms: int = Field(150, ge=0, le=60_000)
 

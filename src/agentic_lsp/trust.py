@@ -61,6 +61,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "index.function_top_k": ("repo", ""),
     "index.function_embed_files": ("repo", ""),
     "index.function_embed_budget": ("repo", ""),
+    "index.call_graph_signal": ("repo", ""),
     "index.background_function_embeddings": ("repo", ""),
     "index.watch": ("repo", ""),
     "index.debounce_ms": ("repo", ""),

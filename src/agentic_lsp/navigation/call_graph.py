@@ -20,10 +20,11 @@ import hashlib
 import threading
 import weakref
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agentic_lsp.index.retrieval import graph_signal
 from agentic_lsp.navigation.call_resolution import CallEdge, Resolver, Target
 from agentic_lsp.navigation.call_sites import CALL_LANGUAGES, MODULE, FileCalls, extract_calls
 
@@ -93,6 +94,7 @@ class CallGraph:
         self._resolver = Resolver({})
         self._callers: dict[Target, list[CallEdge]] = {}
         self.last_parsed = 0
+        self.refreshes = 0  # refreshes begun: 0 means the graph was never built
 
     # -- keeping in step -----------------------------------------------------------------------
 
@@ -100,6 +102,7 @@ class CallGraph:
         """Bring the graph up to date with the index and the buffers; returns how many files
         were (re)parsed. Thread-safe; blocking."""
         with self._lock:
+            self.refreshes += 1
             wanted = self._wanted()
             changed: dict[str, tuple[str, FileCalls]] = {}
             for path, (key, text) in wanted.items():
@@ -239,6 +242,24 @@ class CallGraph:
                     queue.append((caller, level + 1))
         return entries, False
 
+    def neighbours_nowait(self, targets: Sequence[Target]) -> list[list[Target]] | None:
+        """Each target's direct callees, then callers, over resolved edges only (no
+        ``ambiguous`` ones, no module top level), as the graph stands: no refresh, and ``None``
+        at once when a refresh holds the graph."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            out: list[list[Target]] = []
+            for path, qualname in targets:
+                found = [e.targets[0] for e in self._edges.get(path, [])
+                         if e.caller == qualname and e.resolution != "ambiguous"]  # fmt: skip
+                found += [(e.path, e.caller) for e in self._callers.get((path, qualname), [])
+                          if e.resolution != "ambiguous" and e.caller != MODULE]  # fmt: skip
+                out.append([t for t in dict.fromkeys(found) if t != (path, qualname)])
+            return out
+        finally:
+            self._lock.release()
+
     def function(self, target: Target) -> FunctionRef:
         with self._lock:
             return self._ref(target)
@@ -313,9 +334,49 @@ _GRAPHS_LOCK = threading.Lock()
 
 
 def call_graph_for(navigation: Navigation) -> CallGraph:
-    """The one graph of a navigation view, shared by the engine and the agents' tools."""
+    """The one graph of a navigation view, shared by the engine and the agents' tools; its
+    neighbours are the retrieval signal's provider for the view's index (:class:`Neighbours`)."""
     with _GRAPHS_LOCK:
         graph = _GRAPHS.get(navigation)
         if graph is None:
             graph = _GRAPHS[navigation] = CallGraph(navigation)
+            indexer = getattr(navigation, "_index", None)  # a stand-in view has none
+            if indexer is not None:
+                graph_signal.register(indexer, Neighbours(graph))
         return graph
+
+
+class Neighbours:
+    """The call-graph retrieval signal's provider (:mod:`agentic_lsp.index.retrieval.graph_signal`):
+    answers from the graph as it stands and never waits for it. A graph never built, or held by
+    a refresh, answers why not; after each question one refresh runs in a worker thread (a no-op
+    when nothing changed), so the next question sees the index's current files."""
+
+    def __init__(self, graph: CallGraph) -> None:
+        self.graph = graph
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+
+    def __call__(self, seeds: Sequence[Target]) -> list[list[Target]] | str:
+        if self.graph.refreshes == 0:
+            self.refresh_in_background()
+            return "the call graph is not built yet (building in the background)"
+        answer = self.graph.neighbours_nowait(seeds)
+        self.refresh_in_background()
+        return "the call graph is being updated" if answer is None else answer
+
+    def refresh_in_background(self) -> None:
+        with self._lock:
+            if self._worker is not None and self._worker.is_alive():
+                return
+            self._worker = threading.Thread(
+                target=self.graph.refresh, name="call-graph-refresh", daemon=True
+            )
+            self._worker.start()
+
+    def wait(self) -> None:
+        """Until the refresh in flight, if any, is done (tests, benchmarks)."""
+        with self._lock:
+            worker = self._worker
+        if worker is not None:
+            worker.join()

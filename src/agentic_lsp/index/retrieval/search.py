@@ -11,9 +11,11 @@ and vendored files join when the task is about them or the caller asks (:mod:`.l
 Phase 2 ranks functions: BM25 over the top files' functions and over all functions, dense
 function vectors (computed in the background after a sync; a query embeds at most
 ``index.function_embed_budget`` of them itself), symbols the task names, and the rank of the
-function's file. Methods and functions come before the classes that hold them unless the class
-itself is named. Every result names the signals that found it. ``disabled`` switches signals
-(and ``lanes``, ``weighting``) off, for ablations.
+function's file; with ``index.call_graph_signal`` the top functions' callers and callees in the
+call graph join at a discount (:mod:`.graph_signal`). Methods and functions come before the
+classes that hold them unless the class itself is named. Every result names the signals that
+found it. ``disabled`` switches signals (and ``lanes``, ``weighting``, ``call_graph``) off, for
+ablations.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES
 from agentic_lsp.index.embedding.model import EmbedderUnavailable
 from agentic_lsp.index.indexer import Indexer
 from agentic_lsp.index.results import SearchResponse, SearchResult
+from agentic_lsp.index.retrieval import graph_signal
 from agentic_lsp.index.retrieval.fusion import (
     FILE_WEIGHTS,
     FUNCTION_WEIGHTS,
@@ -241,7 +244,15 @@ class Searcher:
             if path in file_score:
                 item.scores["file"] = file_score[path]
                 item.ranks["file"] = paths.index(path) + 1
-        results = [self._function_result(q, c, score) for score, c in pool.ranked(FUNCTION_WEIGHTS)]
+        ranked = pool.ranked(FUNCTION_WEIGHTS)
+        if idx.call_graph_signal and q.on(graph_signal.SIGNAL):
+            fetch = graph_signal.fetcher(
+                self.indexer.symbols.symbols_in,
+                lambda keys: self.indexer.store.get("functions", keys),
+            )
+            provider = graph_signal.provider_for(self.indexer)
+            ranked = graph_signal.apply(ranked, provider, fetch, notes)
+        results = [self._function_result(q, c, score) for score, c in ranked]
         if include_sections:
             results += self._sections(q, notes)
         results.sort(key=lambda r: -r.score)
