@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -247,6 +247,17 @@ class NavigationSettings(_Section):
     )
 
 
+StandardFeature = Literal[
+    "documentSymbol", "workspaceSymbol", "definition", "references", "hover", "callHierarchy"
+]
+_FEATURES = get_args(StandardFeature)
+
+
+class LspSettings(_Section):
+    # The standard providers advertised (read at initialize; trimmed next to another server).
+    standard_features: list[StandardFeature] = Field(default_factory=lambda: [*_FEATURES])
+
+
 class Settings(_Section):
     """All of agentic-lsp's settings. Unknown keys are errors (typos must not pass silently)."""
 
@@ -258,6 +269,7 @@ class Settings(_Section):
     mcp: MCPSettings = Field(default_factory=MCPSettings)  # type: ignore[arg-type]
     workflows: WorkflowSettings = Field(default_factory=WorkflowSettings)  # type: ignore[arg-type]
     navigation: NavigationSettings = Field(default_factory=NavigationSettings)  # type: ignore[arg-type]
+    lsp: LspSettings = Field(default_factory=LspSettings)
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -108,6 +108,8 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "navigation.timeout_s": ("repo", ""),
     "navigation.idle_s": ("repo", ""),
     "navigation.editor_timeout_s": ("repo", ""),
+    # lsp: what the editor is offered (a repository may trim it)
+    "lsp.standard_features": ("repo", ""),
 }
 
 PROTECTED = frozenset(key for key, (who, _) in CLASSIFICATION.items() if who == "user")

@@ -116,7 +116,8 @@ async def test_capabilities_cover_every_feature_and_command(session: Session) ->
         "agentic.acceptChangeset", "agentic.rejectChangeset", "agentic.refreshChangeset",
         "agentic.rollback", "agentic.refine", "agentic.listWorkflows", "agentic.workflowGraph",
         "agentic.trustWorkspace", "agentic.listRuns", "agentic.runStatus", "agentic.respond",
-        "agentic.sendMessage", "agentic.prune", "agentic.resumeRun",
+        "agentic.sendMessage", "agentic.prune", "agentic.resumeRun", "agentic.navigate",
+        "agentic.renameSymbol",
     }  # fmt: skip
     status = await session.editor.command("agentic.indexStatus", {})
     assert {r["root"] for r in status["roots"]} == {str(session.first), str(session.second)}

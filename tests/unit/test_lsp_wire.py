@@ -64,7 +64,7 @@ def not_camel(keys: set[str]) -> list[str]:
 
 
 def test_every_command_names_its_result_models() -> None:
-    assert len(COMMANDS) == 21
+    assert len(COMMANDS) == 23
     for name, entry in COMMANDS.items():
         assert entry.results, f"{name} registers no result model"
         assert all(issubclass(model, wire.Wire) for model in entry.results), name

@@ -396,5 +396,5 @@ async def rollback(ls: AgenticLanguageServer, args: RollbackArgs) -> cwire.Rollb
     return await ls.review.rollback(root, args.changeset_id)
 
 
-# The run-steering commands register themselves on import (they reuse ``command`` above).
-from agentic_lsp.lsp import commands_runs as _commands_runs  # noqa: E402, F401
+# The run-steering and navigation commands register on import (they reuse ``command`` above).
+from agentic_lsp.lsp import commands_navigation, commands_runs  # noqa: E402, F401

@@ -33,7 +33,7 @@ from agentic_lsp.changes.editor_review import bind_review
 from agentic_lsp.errors import AgenticError, WorkspaceError
 from agentic_lsp.heap import settle_heap
 from agentic_lsp.index.progress import IndexSummary
-from agentic_lsp.lsp import bridged_features, code_actions, commands, features, wire
+from agentic_lsp.lsp import advertised, bridged_features, code_actions, commands, features, wire
 from agentic_lsp.lsp.convert import uri_path
 from agentic_lsp.lsp.editor_navigation import attach as lend_editor_servers
 from agentic_lsp.lsp.editor_work import DocumentParses, EditorWork
@@ -347,8 +347,7 @@ def create_server(default_root: Path | None = None, publisher: EnginePublisher |
     @server.feature(lsp.INITIALIZE)
     async def initialize(ls: AgenticLanguageServer, params: lsp.InitializeParams) -> None:
         options = params.initialization_options
-        if isinstance(options, list) and not options:
-            options = None  # an empty Lua table arrives as JSON [] from Neovim
+        options = None if options == [] else options  # an empty Lua table, from Neovim
         if options is not None and not isinstance(options, Mapping):
             raise invalid_params("initializationOptions must be an object of settings")
         ls.init_options = dict(options or {})
@@ -359,6 +358,7 @@ def create_server(default_root: Path | None = None, publisher: EnginePublisher |
                 await ls.open_root(folder)
         except AgenticError as exc:
             raise request_failed(exc) from exc
+        advertised.advertise_only(ls)  # lsp.standard_features, before the capabilities
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: AgenticLanguageServer, params: lsp.InitializedParams) -> None:
