@@ -198,7 +198,7 @@ class Engine:
         from agentic_lsp.workflows.ports import IndexPorts
 
         self.open()
-        return IndexPorts(self.searcher, self.navigation)
+        return IndexPorts(self.searcher, self.navigation, self.precise)
 
     @functools.cached_property
     def readable(self) -> ReadableFiles:

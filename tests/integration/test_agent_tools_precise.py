@@ -115,3 +115,9 @@ def test_tool_help_names_the_position_form_and_stays_short() -> None:
         ("hover", "save pkg/use.py:6"),
         ("implementations", "Base.run"),
     ]
+
+
+async def test_a_runs_index_ports_carry_the_engines_precise_view(engine: Engine) -> None:
+    """What a workflow run's agents get (stages.py builds IndexTools from these ports)."""
+    ports = await asyncio.to_thread(engine.index_ports)
+    assert ports.precise is engine.precise and ports.navigation is engine.navigation

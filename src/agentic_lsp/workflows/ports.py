@@ -15,6 +15,7 @@ from agentic_lsp.changes.change_service import ChangeService
 from agentic_lsp.config import Settings
 from agentic_lsp.index.retrieval.search import Searcher
 from agentic_lsp.navigation import Navigation
+from agentic_lsp.navigation.precise import PreciseNavigation
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class IndexPorts:
 
     searcher: Searcher
     navigation: Navigation
+    precise: PreciseNavigation | None = None  # the engine's language-server-first view
 
 
 @dataclass(frozen=True)

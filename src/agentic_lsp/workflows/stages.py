@@ -233,7 +233,13 @@ class StageExecutor:
         env = self.env
         readable = env.index.navigation.readable
         specs = stage.spec.agent_specs
-        tools = IndexTools(env.index.navigation, env.index.searcher, view, enabled=env.model_tools)
+        tools = IndexTools(
+            env.index.navigation,
+            env.index.searcher,
+            view,
+            enabled=env.model_tools,
+            precise=env.index.precise,
+        )
         earlier = _earlier(state)
         contexts = [
             AgentContext(
