@@ -70,6 +70,7 @@ class NeovimHost:
             AGENTIC_BENCH_SERVER=json.dumps([sys.executable, "-m", "agentic_lsp", "serve"]),
             # jedi's first answers about a big file take more than the default 5 s here: measured,
             # not cut off (the default is stated in the report)
+            AGENTIC_BENCH_TIMEOUT_MS="120000",
             AGENTIC_BENCH_OPTIONS=json.dumps(
                 {"index": {"watch": False}, "navigation": {"editor_timeout_s": 120}}
             ),

@@ -39,6 +39,9 @@ local function start()
   require('agentic_lsp').setup({
     cmd = vim.json.decode(vim.env.AGENTIC_BENCH_SERVER),
     init_options = vim.json.decode(vim.env.AGENTIC_BENCH_OPTIONS),
+    -- how long Neovim waits for jedi's answer (default 5000): jedi's cold answers are measured,
+    -- not cut off (the server's navigation.editor_timeout_s is raised alike)
+    timeout_ms = tonumber(vim.env.AGENTIC_BENCH_TIMEOUT_MS),
   })
   local bufs = {}
   for _, rel in ipairs(vim.json.decode(vim.env.AGENTIC_BENCH_FILES)) do
