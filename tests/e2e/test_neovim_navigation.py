@@ -49,6 +49,9 @@ def test_neovim_lends_jedi_to_the_engine(tmp_path: Path) -> None:
     assert ("models.py", 2) in lines and ("use.py", 5) in lines
     assert ("use.py", 9) not in lines and ("models.py", 7) not in lines  # B.save's
 
+    # a timeout with no client's answer is an error the engine notes, never "found nothing"
+    assert values["timed_out"] == {"empty": True, "message": "no language server answered in time"}
+
     without = values["without"]
     assert without["source"] != "editor:neovim:jedi"
     assert without["fallback"].startswith("editor has no provider for this document")

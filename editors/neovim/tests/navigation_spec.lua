@@ -64,6 +64,11 @@ H.run(function()
     H.values.references = mcp('find_references', at)
   end)
 
+  H.step('no answer before the timeout is an error, not an empty answer', function()
+    local answer, err = require('agentic_lsp.navigation').merge('textDocument/definition', {})
+    H.values.timed_out = { empty = answer == nil, message = err and err.message or '' }
+  end)
+
   H.step('without another client: no provider, the engine falls back', function()
     local jedi = vim.lsp.get_clients({ name = 'jedi' })[1]
     jedi:stop()

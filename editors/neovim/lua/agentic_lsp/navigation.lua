@@ -143,6 +143,9 @@ end
 
 --- The answer from the other clients' answers.
 function M.merge(method, answers)
+  if #answers == 0 then -- asked, but none answered before timeout_ms: not an empty answer
+    return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.InternalError, 'no language server answered in time')
+  end
   local names, errors, locations, seen = {}, {}, {}, {}
   for _, a in ipairs(answers) do
     if a.err then
