@@ -30,6 +30,7 @@ from agentic_lsp.config_layers import (
     read_toml,
     workspace_layer,
 )
+from agentic_lsp.config_navigation import NavigationSettings
 from agentic_lsp.errors import ConfigError
 from agentic_lsp.trust import INIT_OPTION, Ignored, is_trusted, split_repo_layer, trust_store_path
 
@@ -225,28 +226,6 @@ class WorkflowSettings(_Section):
     )
 
 
-class NavigationSettings(_Section):
-    enabled: bool = Field(
-        True, description="Ask a language server for definitions and references first."
-    )
-    python_server: list[str] = Field(
-        default_factory=lambda: ["jedi-language-server"],
-        description="Command of the Python language server (found on PATH or in the venv). "
-        "User-only setting: it runs a program.",
-    )
-    typescript_server: list[str] = Field(
-        default_factory=lambda: ["typescript-language-server", "--stdio"],
-        description="Command of the TypeScript/JavaScript language server (found on PATH, in "
-        "the venv or in the language-servers folder; empty: none). User-only setting: it runs "
-        "a program.",
-    )
-    timeout_s: float = Field(10.0, gt=0, le=600, description="Per request (and for the start).")
-    idle_s: float = Field(600.0, gt=0, description="A server idle this long is stopped.")
-    editor_timeout_s: float = Field(
-        5.0, gt=0, le=600, description="Per question to the editor's own language servers."
-    )
-
-
 StandardFeature = Literal[
     "documentSymbol", "workspaceSymbol", "definition", "references", "hover", "callHierarchy"
 ]
@@ -268,7 +247,7 @@ class Settings(_Section):
     changes: ChangesSettings = Field(default_factory=ChangesSettings)
     mcp: MCPSettings = Field(default_factory=MCPSettings)  # type: ignore[arg-type]
     workflows: WorkflowSettings = Field(default_factory=WorkflowSettings)  # type: ignore[arg-type]
-    navigation: NavigationSettings = Field(default_factory=NavigationSettings)  # type: ignore[arg-type]
+    navigation: NavigationSettings = Field(default_factory=NavigationSettings)
     lsp: LspSettings = Field(default_factory=LspSettings)
 
     @field_validator("log_level", mode="before")

@@ -29,7 +29,12 @@ from agentic_lsp.index.embedding.model import (
 from agentic_lsp.index.parsing.languages import CODE_LANGUAGES
 from agentic_lsp.index.storage.opening import meta_problem, open_store, recorded_dim
 from agentic_lsp.index.storage.vector_store import COLLECTIONS
-from agentic_lsp.navigation.server_pool import INSTALL_HINTS, configured_commands, resolve_command
+from agentic_lsp.navigation.server_commands import (
+    INSTALL_HINTS,
+    LABELS,
+    configured_commands,
+    resolve_command,
+)
 from agentic_lsp.workspace import workspace_cache_dir
 
 GRAMMARS = (*sorted(CODE_LANGUAGES), "markdown")
@@ -162,20 +167,24 @@ def store_health(
 
 def language_server_health(settings: NavigationSettings) -> tuple[str, str, str]:
     """Whether each configured language server's program is installed (found, not started):
-    without one, definitions and references of that language are name-based."""
+    without one, definitions and references of that language are name-based. A missing default
+    (gopls where no Go is installed) is a note with its install line; a missing command the user
+    chose is a warning."""
     if not settings.enabled:
         return "ok", "off (navigation.enabled = false): definitions and references by name", ""
-    found, missing, fixes = [], [], []
-    for language, command in configured_commands(settings).items():
+    defaults = configured_commands(NavigationSettings())
+    found, missing, fixes, chosen = [], [], [], False
+    for server, command in configured_commands(settings).items():
         resolved = resolve_command(command)
         if resolved is None:
-            missing.append(f"{language}: {command[0]} not found")
-            fixes.append(INSTALL_HINTS.get(language, f"install {command[0]}"))
+            missing.append(f"{LABELS[server]}: {command[0]} not found")
+            fixes.append(INSTALL_HINTS.get(server, f"install {command[0]}"))
+            chosen = chosen or command != defaults.get(server)
         else:
-            found.append(f"{language}: {resolved[0]}")
+            found.append(f"{LABELS[server]}: {resolved[0]}")
     if missing:
-        detail = "; ".join([*found, *missing]) + " (its answers fall back to name matches)"
-        return "warn", detail, "; ".join(fixes)
+        detail = "; ".join([*found, *missing]) + " (their answers fall back to name matches)"
+        return ("warn" if chosen else "ok"), detail, "; ".join(fixes)
     if not found:
         return "ok", "no language server configured: definitions and references by name", ""
     return "ok", "; ".join(found), ""

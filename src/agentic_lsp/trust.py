@@ -105,6 +105,8 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "navigation.enabled": ("repo", ""),
     "navigation.python_server": ("user", "runs a program: the language server's command"),
     "navigation.typescript_server": ("user", "runs a program: the language server's command"),
+    "navigation.c_server": ("user", "runs a program: the language server's command"),
+    "navigation.go_server": ("user", "runs a program: the language server's command"),
     "navigation.timeout_s": ("repo", ""),
     "navigation.idle_s": ("repo", ""),
     "navigation.editor_timeout_s": ("repo", ""),

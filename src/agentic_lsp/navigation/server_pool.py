@@ -1,14 +1,14 @@
 """Language servers of one workspace, one per language, for precise navigation.
 
 * **Configured, never downloaded.** A server's command comes from the ``[navigation]``
-  settings (user-only: it runs a program). Its first word is looked up on ``PATH``, in the
-  running interpreter's ``bin`` folder and in :func:`servers_home`'s ``node_modules/.bin`` (where
-  ``scripts/install-typescript-server.sh`` puts the TypeScript server); when it is in none, the
-  language has no server. Never in the workspace: a repository cannot plant its own server.
+  settings (user-only: it runs a program); :mod:`~agentic_lsp.navigation.server_commands` holds
+  the table of servers and finds a command's program (``PATH``, the interpreter's ``bin``, the
+  language-servers folder; never the workspace). When it is in none, the language has no server.
 * **One server, several languages.** ``python`` is jedi-language-server's; ``typescript``,
-  ``tsx`` and ``javascript`` (``.jsx`` too) share one typescript-language-server, told each
-  file's ``languageId``. The TypeScript server is pinned to the ``tsserver`` installed beside it,
-  never a workspace's ``node_modules/typescript``.
+  ``tsx`` and ``javascript`` (``.jsx`` too) share one typescript-language-server; ``c`` and
+  ``cpp`` (headers as the index names them: ``.h`` C, ``.hpp`` C++) one clangd; ``go`` is
+  gopls'. Each file is sent with its own ``languageId``. The TypeScript server is pinned to the
+  ``tsserver`` installed beside it, never a workspace's ``node_modules/typescript``.
 * **Lazy.** A server starts on the first question about a file of its language, initialized
   with the workspace root; it stops after ``idle_s`` without a question and at :meth:`close`.
 * **Current text.** Before each question the engine's unsaved buffers of that language are
@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,36 +34,18 @@ from urllib.parse import unquote, urlparse
 from agentic_lsp.index.parsing.languages import language_for_path
 from agentic_lsp.navigation.lsp_client import LspClient, ServerError, ServerGone
 from agentic_lsp.navigation.positions import char_col, utf16_col
+from agentic_lsp.navigation.server_commands import (
+    INSTALL_HINTS,
+    SERVER_OF_LANGUAGE,
+    configured_commands,
+    language_id,
+    resolve_command,
+)
 
 if TYPE_CHECKING:
     from agentic_lsp.config import NavigationSettings
 
 MAX_RESTARTS = 3
-INSTALL_HINTS = {
-    "python": "pip install jedi-language-server",
-    "typescript": "npm install --global typescript-language-server typescript "
-    "(or, in a clone, bash scripts/install-typescript-server.sh)",
-}
-# the language (as the index names it) -> the server that answers for it
-SERVER_OF_LANGUAGE = {
-    "python": "python",
-    "typescript": "typescript",
-    "tsx": "typescript",
-    "javascript": "typescript",
-}
-# a file's LSP languageId by its suffix (the index calls .tsx "tsx" and .jsx "javascript")
-LANGUAGE_IDS = {
-    ".py": "python",
-    ".pyi": "python",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "typescriptreact",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascriptreact",
-}
 
 
 class ServerFailed(Exception):
@@ -81,42 +61,6 @@ class Location:
     line: int
     col: int
     end_col: int
-
-
-def servers_home() -> Path:
-    """The user's folder of installed language servers: ``$AGENTIC_LSP_SERVERS_HOME``, else
-    ``${XDG_DATA_HOME:-~/.local/share}/agentic-lsp/language-servers``."""
-    explicit = os.environ.get("AGENTIC_LSP_SERVERS_HOME")
-    if explicit:
-        return Path(explicit).expanduser()
-    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data) / "agentic-lsp" / "language-servers"
-
-
-def resolve_command(command: list[str]) -> list[str] | None:
-    """``command`` with its program found on PATH, next to this interpreter or in
-    :func:`servers_home`'s ``node_modules/.bin``, else ``None``."""
-    if not command:
-        return None
-    found = shutil.which(command[0])
-    if found is None and os.sep not in command[0]:
-        for folder in (Path(sys.executable).parent, servers_home() / "node_modules" / ".bin"):
-            beside = folder / command[0]
-            if beside.is_file() and os.access(beside, os.X_OK):
-                found = str(beside)
-                break
-    return [found, *command[1:]] if found else None
-
-
-def configured_commands(settings: NavigationSettings) -> dict[str, list[str]]:
-    """Server (``python``, ``typescript``) -> its configured command; empty ones are off."""
-    commands = {"python": settings.python_server, "typescript": settings.typescript_server}
-    return {server: list(command) for server, command in commands.items() if command}
-
-
-def language_id(rel: str) -> str:
-    """The LSP ``languageId`` of ``rel`` (by suffix; else the index's language name)."""
-    return LANGUAGE_IDS.get(Path(rel).suffix.lower()) or language_for_path(rel) or "plaintext"
 
 
 def initialization_options(server: str, command: list[str]) -> dict[str, Any] | None:
@@ -145,7 +89,7 @@ class ManagedServer:
         self, root: Path, language: str, command: list[str], settings: NavigationSettings
     ) -> None:
         self.root = root
-        self.language = language  # the server's key: "python" or "typescript"
+        self.language = language  # the server's key: "python", "typescript", "c" or "go"
         self.command = command
         self.name = Path(command[0]).name
         self.timeout = settings.timeout_s
