@@ -46,7 +46,9 @@ async def ask_for_edits(ctx: AgentContext, system: str, goal: str) -> str:
     # the repair path's own agents ask for one function; everything else in whole definitions
     fmt = "definitions" if ctx.edit_format == SMALL_MODEL_FORMAT else ctx.edit_format
     reply_format = "## Reply format\n" + EDIT_FORMATS.get(fmt, EDIT_FORMAT)
-    fixed = await asyncio.to_thread(count, system + stage_prompt(ctx, goal, reply_format))
+    fixed = await asyncio.to_thread(
+        lambda: count(system) + count(stage_prompt(ctx, goal, reply_format))
+    )
     budget = ctx.token_budget
     room = prompt_room(ctx.model)
     if room is not None:  # the model's context window is the harder limit

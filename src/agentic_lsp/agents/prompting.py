@@ -11,6 +11,7 @@ from agentic_lsp.workflows.editor_context import EditorContext
 from agentic_lsp.workflows.state import FailureContext, RetrievalContext, Snippet
 
 FAILURE_HEADER = "## Context retrieved for the failure"
+RETRIEVED_HEADER = "## Retrieved context"
 EDITOR_HEADER = "## Where the user is in the editor"
 MAX_TEST_OUTPUT_CHARS = 6_000
 MAX_WHOLE_FILE_LINES = 400
@@ -97,8 +98,9 @@ def render_context(
     first (the failure's context first) while they fit."""
     focus = [s for s in retrieval.snippets if s.origin == "editor"] if retrieval else []
     room = budget if budget is not None else None
-    if room is not None:
-        room -= sum(count(s.text) + 20 for s in focus)
+    editor = render_editor(retrieval.editor if retrieval else None, focus)
+    if room is not None:  # the editor's section and the headers, then each snippet as rendered
+        room -= count(f"{editor}\n{RETRIEVED_HEADER}\n{FAILURE_HEADER}") + 4
 
     def keep(snippets: list[Snippet]) -> list[Snippet]:
         nonlocal room
@@ -110,7 +112,7 @@ def render_context(
                 kept.append(snippet)  # a header only
                 continue
             if room is not None:
-                cost = count(snippet.text) + 20
+                cost = count(render_snippets([snippet])) + 2  # its header is long ("found by")
                 if cost > room:
                     continue
                 room -= cost
@@ -120,11 +122,10 @@ def render_context(
     failure = keep(enriched.snippets) if enriched is not None else []
     found = keep(retrieval.snippets) if retrieval is not None else []
     parts = []
-    editor = render_editor(retrieval.editor if retrieval else None, focus)
     if editor:
         parts.append(editor)
     if found:
-        parts.append("## Retrieved context\n\n" + render_snippets(found, shown_whole))
+        parts.append(f"{RETRIEVED_HEADER}\n\n" + render_snippets(found, shown_whole))
     if failure:
         parts.append(f"{FAILURE_HEADER}\n\n" + render_snippets(failure, shown_whole))
     if found or failure:
