@@ -9,17 +9,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from test_precise_navigation import USE, needs_jedi  # the same-named-methods workspace
 
 from agentic_lsp.agents.tools import TOOL_HELP, IndexTools, parse_calls
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
-from agentic_lsp.navigation.server_pool import resolve_command
 
-needs_jedi = pytest.mark.skipif(
-    resolve_command(["jedi-language-server"]) is None,
-    reason="jedi-language-server is not installed (pip install jedi-language-server)",
-)
 JEDI = "[source: language_server:jedi-language-server"
 
 MODELS = '''\
@@ -33,20 +29,6 @@ class B:
     def save(self):
         return "b"
 '''
-USE = """\
-from pkg.models import A, B
-
-
-def keep():
-    a = A()
-    a.save()
-
-
-def other():
-    b = B()
-    b.save()
-    b.save()
-"""
 
 
 @pytest.fixture

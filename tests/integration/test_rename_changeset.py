@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_precise_navigation import MODELS, USE, needs_jedi  # the same-named-methods workspace
 
 from agentic_lsp.changes.change_service import ChangeService
 from agentic_lsp.config import NavigationSettings
@@ -20,36 +21,7 @@ from agentic_lsp.navigation.rename import (
     rename_changeset,
     text_edits,
 )
-from agentic_lsp.navigation.server_pool import ServerPool, resolve_command
-
-needs_jedi = pytest.mark.skipif(
-    resolve_command(["jedi-language-server"]) is None,
-    reason="jedi-language-server is not installed (pip install jedi-language-server)",
-)
-MODELS = """\
-class A:
-    def save(self):
-        return "a"
-
-
-class B:
-    def save(self):
-        return "b"
-"""
-USE = """\
-from pkg.models import A, B
-
-
-def keep():
-    a = A()
-    a.save()
-
-
-def other():
-    b = B()
-    b.save()
-    b.save()
-"""
+from agentic_lsp.navigation.server_pool import ServerPool
 
 
 def workspace(tmp_path: Path) -> Path:
