@@ -8,6 +8,7 @@ accepted files, ``repository`` keeps it all across restarts, and ``change_servic
 place that orchestrates them (locking, persistence, commits, listeners) for every adapter.
 No protocol types here: adapters turn hunks (0-based line ranges in the original text) into
 their own edit objects.
+``worktrees`` isolates a run's tickets in git worktrees (``worktree_merge``, ``worktree_owners``).
 """
 
 from agentic_lsp.changes.apply import (
