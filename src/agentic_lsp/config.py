@@ -206,6 +206,9 @@ class WorkflowSettings(_Section):
     test_command: str | None = None
     test_timeout_s: float = Field(300.0, gt=0)
     max_iterations: int = Field(3, ge=1, le=20)
+    max_parallel_tickets: int = Field(
+        2, ge=1, le=16, description="Tickets of a plan worked on at once, each in its worktree."
+    )
     keep_runs: int = Field(
         200,
         ge=1,

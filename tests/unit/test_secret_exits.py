@@ -18,7 +18,7 @@ from agentic_lsp.engine import Engine
 from agentic_lsp.errors import WorkspaceError
 from agentic_lsp.index.discovery.walk import classify_path, discover, read_indexable_text
 from agentic_lsp.index.models import SkipReason
-from agentic_lsp.workflows import stages
+from agentic_lsp.workflows import stage_context, stages
 from agentic_lsp.workflows.stage_attempt import StageAttempt
 from agentic_lsp.workflows.state import FailureContext
 
@@ -136,7 +136,7 @@ async def test_failing_test_output_reaches_the_retry_prompt_redacted(tmp_path: P
     leaked = f"FAILED test_settings - print(settings): API_KEY={LIVE} password={PASSWORD}\n"
 
     class Tests:  # the test runner's verdict, as data: a test named with the secret broke
-        async def check(self, edits: Any, buffers: Any) -> Any:
+        async def check(self, edits: Any, buffers: Any, select: Any = ()) -> Any:
             run = TestRun(
                 command="pytest", passed=False, failed_tests=True, exit_code=1,
                 timed_out=False, output=leaked, duration_s=0.1,
@@ -164,5 +164,5 @@ def test_agent_log_lines_are_redacted(tmp_path: Path) -> None:
     readable = _Readable(tmp_path).files
     lines: list[str] = []
     recorder = SimpleNamespace(log=lines.append)
-    stages._agent_log(recorder, "s/a", readable.redact_output)(f"API_KEY={LIVE}")  # type: ignore[arg-type]
+    stage_context.agent_log(recorder, "s/a", readable.redact_output)(f"API_KEY={LIVE}")  # type: ignore[arg-type]
     assert lines == ["s/a: API_KEY=[REDACTED]"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic import Field
+
 from agentic_lsp.lsp.wire import Wire
 from agentic_lsp.lsp.wire_run_events import TokenUsage
 
@@ -25,6 +27,7 @@ class ReviewQuestion(Wire):
     diff: str
     revisions: int
     max_revisions: int
+    artefacts: list[str] = Field(default_factory=list)  # the run's artefact files, editable
 
 
 class ReviewAnsweredEvent(Wire):
@@ -95,6 +98,7 @@ def question_wire(d: Mapping[str, Any]) -> ReviewQuestion:
         diff=str(d.get("diff", "")),
         revisions=int(d.get("revisions", 0)),
         max_revisions=int(d.get("max_revisions", 0)),
+        artefacts=[str(f) for f in d.get("artefacts", [])],
     )
 
 

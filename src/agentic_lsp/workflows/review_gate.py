@@ -15,6 +15,7 @@ Code before ``interrupt`` runs again when the node resumes, so it only reads.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -25,8 +26,10 @@ from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.errors import ProviderError
 from agentic_lsp.llm.metering import scope
 from agentic_lsp.llm.structured import invoke_structured, schema_instructions
+from agentic_lsp.workflows.artefacts import RunArtefacts
 from agentic_lsp.workflows.graph import APPROVE, HUMAN, MAX_REVISIONS, REVISE, NodeFn
-from agentic_lsp.workflows.stages import StageEnv, edits_diff
+from agentic_lsp.workflows.stage_context import edits_diff
+from agentic_lsp.workflows.stages import StageEnv
 from agentic_lsp.workflows.state import FailureContext, RunState
 
 MAX_FEEDBACK_CHARS = 4_000
@@ -80,6 +83,10 @@ class ReviewGates:
         text = f"Review stage {stage_id} ({stage.spec.name}) before the run goes on."
         if verdict:
             text += f" The review agent asks for a person: {verdict}"
+        artefacts = await asyncio.to_thread(self._artefacts, stage_id)
+        if artefacts:
+            names = ", ".join(Path(p).name for p in artefacts)
+            text += f" Edit {names} before approving if you like: the run goes on with the files."
         return {
             "stage": stage_id,
             "name": stage.spec.name,
@@ -89,7 +96,17 @@ class ReviewGates:
             "diff": readable.redact_output(diff),
             "revisions": state.revisions.get(stage_id, 0),
             "max_revisions": MAX_REVISIONS,
+            "artefacts": artefacts,
         }
+
+    def _artefacts(self, stage_id: str) -> list[str]:
+        """The artefact files a stage wrote (a plan stage: plan.md and tickets.md). Blocking."""
+        kind = self.env.plan.stages[stage_id].spec.artefact
+        if kind is None:
+            return []
+        artefacts = RunArtefacts(self.env.tests.root, self.env.run_id)
+        names = ["discovery.md"] if kind == "discovery" else ["plan.md", "tickets.md"]
+        return [str(artefacts.path(n)) for n in names if artefacts.exists(n)]
 
     def gate_node(self, stage_id: str) -> NodeFn:
         async def node(state: RunState) -> dict[str, Any]:

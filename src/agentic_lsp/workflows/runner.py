@@ -42,6 +42,7 @@ from agentic_lsp.workflows.review_gate import ReviewGates
 from agentic_lsp.workflows.schema import DONE
 from agentic_lsp.workflows.stages import StageEnv, StageExecutor
 from agentic_lsp.workflows.state import PendingEdit, RunState
+from agentic_lsp.workflows.ticket_stage import prune_stale_worktrees
 
 if TYPE_CHECKING:
     from agentic_lsp.workflows.ports import IndexPorts, RunPorts
@@ -307,6 +308,7 @@ class WorkflowRun:
         settings = ports.settings.workflows
         profile = profile_for(ports.settings.llm)
         tests = await asyncio.to_thread(TestRunner, ports.root, settings, ports.cache_dir)
+        await asyncio.to_thread(prune_stale_worktrees, ports.root, ports.cache_dir)
         env = StageEnv(
             index=self.index,
             run_id=self.report.run_id,

@@ -24,7 +24,8 @@ TERMINALS = (DONE, ABORT)
 ADAPTIVE_NODE = "adaptive_retrieval"
 RESERVED_IDS = frozenset({DONE, ABORT, ADAPTIVE_NODE, "__start__", "__end__", "start", "end"})
 
-StageType = Literal["code", "tests", "security", "lint", "analysis", "docs", "review"]
+StageType = Literal["code", "tests", "security", "lint", "analysis", "docs", "review", "tickets"]
+Artefact = Literal["discovery", "plan"]
 AgentKind = Literal["code", "tests", "security_scan", "security_review", "lint", "analysis", "docs"]
 FailureRule = Literal["any", "all", "majority"]
 Source = Literal["code", "tests", "docs", "config"]
@@ -38,6 +39,7 @@ DEFAULT_AGENTS: dict[str, tuple[str, ...]] = {
     "analysis": ("analysis",),
     "docs": ("docs",),
     "review": (),  # no agent: the stage is a review gate (``review: human | agent``)
+    "tickets": ("code",),  # the agents each ticket of the plan runs, in its own worktree
 }
 _ID_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
 
@@ -162,6 +164,14 @@ class StageSpec(_Strict):
         default_factory=list, description="Checks after the agents: 'tests' must pass."
     )
     sources: list[Source] | None = None
+    artefact: Artefact | None = Field(
+        None,
+        description=(
+            "An analysis stage whose answer the run keeps as a file under "
+            ".agentic-lsp/runs/<run-id>/: 'discovery' -> discovery.md; 'plan' -> plan.md and "
+            "tickets.md (the answer's '# Tickets' part, checked)."
+        ),
+    )
     next_on_success: str
     next_on_failure: str = ABORT
     max_attempts: int = Field(1, ge=1, le=10)
@@ -304,9 +314,15 @@ def semantic_problems(spec: WorkflowSpec) -> list[tuple[Loc, str]]:
             except ValidationError as exc:
                 for loc, message in pydantic_problems(exc):
                     problems.append(((*where, "agents", j, "options", *loc), message))
-        if "tests" in stage.verify and stage.type not in ("code", "docs", "lint"):
+        if "tests" in stage.verify and stage.type not in ("code", "docs", "lint", "tickets"):
             problems.append(
-                ((*where, "verify"), "verify: [tests] is for code, docs or lint stages")
+                ((*where, "verify"), "verify: [tests] is for code, docs, lint or tickets stages")
+            )
+        if stage.artefact is not None and stage.type != "analysis":
+            problems.append(((*where, "artefact"), "only an analysis stage writes an artefact"))
+        if stage.type == "tickets" and not any(s.artefact == "plan" for s in spec.stages[:i]):
+            problems.append(
+                ((*where, "type"), "a tickets stage needs an earlier stage with artefact: plan")
             )
     for key in spec.retrieval.token_budgets:
         if key != "default" and key not in ids:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from agentic_lsp.agents.base import AgentResult
 from agentic_lsp.agents.test_runner import CheckResult, TestRunner
@@ -33,9 +33,14 @@ class StageAttempt:
         self.edits: dict[str, str | None] = {}
         self.author_of: dict[str, str] = {}
         self.conflicts: list[str] = []
+        self.problems: list[str] = []  # what the stage itself found wrong (an artefact, a merge)
         self.verify_note = ""
         self.diff = ""
         self.test_output = "\n".join(r.test_output for r in results.values() if r.test_output)
+
+    def fail(self, problem: str) -> None:
+        self.failed = True
+        self.problems.append(problem)
 
     def collect_edits(self) -> None:
         for name, result in self.results.items():
@@ -58,11 +63,12 @@ class StageAttempt:
         view: WorkspaceView,
         buffers: dict[str, str],
         redact: Callable[[str], str],
+        select: Sequence[str] = (),
     ) -> None:
         """The tests on the run's edits, judged against the same tests on the unchanged code:
         tests that failed before the change are reported, never blocking."""
         try:
-            checked = await tests.check({**view.pending, **self.edits}, buffers)
+            checked = await tests.check({**view.pending, **self.edits}, buffers, select)
         except AgenticError as exc:
             self.failed = True
             self.verify_note = f"verify: the tests could not run: {exc.message}"
@@ -95,7 +101,7 @@ class StageAttempt:
 
     def errors(self) -> list[str]:
         found = [e for r in self.results.values() for e in r.errors]
-        found += self.conflicts
+        found += self.conflicts + self.problems
         if self.verify_note and self.failed:
             found.append(self.verify_note)
         return found
@@ -105,7 +111,7 @@ class StageAttempt:
             f"{name}: {'ok' if r.ok else 'failed'} - {r.summary}"
             for name, r in self.results.items()
         ]
-        parts += self.conflicts
+        parts += self.conflicts + self.problems
         if self.verify_note:
             parts.append(self.verify_note)
         return "; ".join(parts)

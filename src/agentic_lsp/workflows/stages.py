@@ -13,9 +13,8 @@ the run report and its events only ever hold the redacted text.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,6 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from agentic_lsp.agents.base import AgentContext, AgentResult
 from agentic_lsp.agents.registry import create_agent, needs_context
 from agentic_lsp.agents.test_runner import TestRunner
-from agentic_lsp.agents.tools import IndexTools
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.llm.metering import current_meter, scope
 from agentic_lsp.workflows.events import StageOutcome
@@ -35,6 +33,12 @@ from agentic_lsp.workflows.retrieval import RetrievalAgent
 from agentic_lsp.workflows.routing import PRUNED, SUCCESS, decide_route, stage_failed
 from agentic_lsp.workflows.schema import AgentSpec
 from agentic_lsp.workflows.stage_attempt import StageAttempt, usage_since
+from agentic_lsp.workflows.stage_context import (
+    agent_contexts,
+    artefact_context,
+    edits_diff,
+    keep_artefact,
+)
 from agentic_lsp.workflows.state import (
     FailureContext,
     PendingEdit,
@@ -47,8 +51,6 @@ if TYPE_CHECKING:
     from agentic_lsp.workflows.ports import IndexPorts
 
 log = logging.getLogger(__name__)
-MAX_DIFF_CHARS = 4_000
-MAX_EARLIER_CHARS = 8_000
 
 
 @dataclass
@@ -69,41 +71,6 @@ class StageEnv:
     sample_temperature: float = 0.8
     repair_target: str = "choice"
     pruned: set[str] = field(default_factory=set)  # stages the user pruned (skip or cancel)
-
-
-def edits_diff(
-    view: WorkspaceView, edits: Mapping[str, str | None], limit: int = MAX_DIFF_CHARS
-) -> str:
-    chunks: list[str] = []
-    for path, new in edits.items():
-        old = view.read(path) or ""
-        chunks += difflib.unified_diff(
-            old.splitlines(True), (new or "").splitlines(True), f"a/{path}", f"b/{path}"
-        )
-    return "".join(chunks)[:limit]
-
-
-def _agent_log(
-    recorder: RunRecorder, prefix: str, redact: Callable[[str], str]
-) -> Callable[[str], None]:
-    def log_message(message: str) -> None:
-        recorder.log(f"{prefix}: {redact(message)}")
-
-    return log_message
-
-
-def _earlier(state: RunState) -> str:
-    latest: dict[str, StageResult] = {}
-    for result in state.stage_results:
-        if result.ok:
-            latest[result.stage] = result
-    parts = [
-        f"### {stage} ({agent})\n{output}"
-        for stage, result in latest.items()
-        for agent, output in result.agent_outputs.items()
-        if output.strip()
-    ]
-    return "\n\n".join(parts)[-MAX_EARLIER_CHARS:]
 
 
 class StageExecutor:
@@ -231,46 +198,31 @@ class StageExecutor:
         enriched: RetrievalContext | None,
     ) -> StageAttempt:
         env = self.env
+        if stage.spec.type == "tickets":
+            from agentic_lsp.workflows.ticket_stage import TicketStage
+
+            tickets = TicketStage(self, stage, state, view, attempt, retrieval, enriched)
+            return await tickets.run()
         readable = env.index.navigation.readable
-        specs = stage.spec.agent_specs
-        tools = IndexTools(
-            env.index.navigation,
-            env.index.searcher,
-            view,
-            enabled=env.model_tools,
-            precise=env.index.precise,
+        context = stage.task_context + await asyncio.to_thread(artefact_context, env)
+        contexts = agent_contexts(
+            env, stage, state, view, attempt, retrieval, enriched, context, env.tests
         )
-        earlier = _earlier(state)
-        contexts = [
-            AgentContext(
-                run_id=env.run_id,
-                workflow=env.plan.workflow,
-                stage_id=stage.id,
-                stage_type=stage.spec.type,
-                task_context=stage.task_context,
-                agent=spec,
-                attempt=attempt,
-                iteration=state.iterations,
-                view=view,
-                retrieval=retrieval,
-                enriched=enriched,
-                failure=state.failure,
-                model=env.models.get(create_agent(spec.kind).role or ""),
-                tools=tools,
-                tests=env.tests,
-                token_budget=stage.token_budget,
-                edit_format=env.edit_format,
-                samples=env.samples,
-                sample_temperature=env.sample_temperature,
-                repair_target=env.repair_target,
-                earlier=earlier,
-                log=_agent_log(env.recorder, f"{stage.id}/{spec.name}", readable.redact_output),
-            )
-            for spec in specs
-        ]
-        results = await asyncio.gather(
-            *(self._agent(s, c) for s, c in zip(specs, contexts, strict=True))
-        )
+        outcome = await self.run_agents(stage, attempt, contexts)
+        if not outcome.failed and stage.spec.artefact is not None:
+            await asyncio.to_thread(keep_artefact, env, stage.spec.artefact, outcome)
+        if not outcome.failed and "tests" in stage.spec.verify:
+            buffers = dict(readable.buffers())
+            await outcome.verify(env.tests, view, buffers, readable.redact_output)
+        return outcome
+
+    async def run_agents(
+        self, stage: PlannedStage, attempt: int, contexts: list[AgentContext]
+    ) -> StageAttempt:
+        """The agents concurrently, judged by the stage's failure rule, their edits merged."""
+        env = self.env
+        specs = [c.agent for c in contexts]
+        results = await asyncio.gather(*(self._agent(c.agent, c) for c in contexts))
         outcome = StageAttempt(dict(zip([s.name for s in specs], results, strict=True)))
         for result in results:
             if result.evidence is not None:
@@ -281,9 +233,6 @@ class StageExecutor:
             [r.ok for r in results], stage.spec.failure_rule
         )
         outcome.collect_edits()
-        if not outcome.failed and "tests" in stage.spec.verify:
-            buffers = dict(readable.buffers())
-            await outcome.verify(env.tests, view, buffers, readable.redact_output)
         return outcome
 
     def _conclude(

@@ -1,0 +1,134 @@
+"""The collector of a ``tickets`` stage: the tickets' commits merged in dependency order, and a
+merge step for each conflict.
+
+A conflict is never settled by taking one side. The model of the ``code`` role gets the file
+with git's conflict markers and the two tickets' goals and writes the whole file resolved; a
+reply that is empty, still holds conflict markers, or that no model gave fails the stage with the
+conflict (markers included) in its errors, so the run's next attempt or a person sees exactly
+what clashed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import TYPE_CHECKING
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from agentic_lsp.agents.base import AgentResult
+from agentic_lsp.changes.worktrees import BaseSnapshot, Conflict
+from agentic_lsp.errors import AgenticError, ProviderError
+from agentic_lsp.llm.metering import scope
+from agentic_lsp.workflows.stage_attempt import StageAttempt
+
+if TYPE_CHECKING:
+    from agentic_lsp.workflows.ticket_stage import TicketOutcome, TicketStage
+
+MAX_MERGE_ROUNDS = 20
+MAX_CONFLICT_CHARS = 24_000
+_MARKER = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
+_FENCE = re.compile(r"^```[\w+-]*\n(.*?)\n```\s*$", re.DOTALL)
+SYSTEM = (
+    "You resolve git merge conflicts between two tickets of one plan. Keep the intent of both "
+    "sides. Reply with the complete resolved file and nothing else: no explanation, no conflict "
+    "markers."
+)
+
+
+def decoded(files: dict[str, bytes | None]) -> dict[str, str | None]:
+    """Merged file contents as text (``None``: deleted); a binary file is an error."""
+    out: dict[str, str | None] = {}
+    for path, data in files.items():
+        try:
+            out[path] = None if data is None else data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise AgenticError(f"{path}: the tickets' result is not UTF-8 text") from exc
+    return out
+
+
+def resolution_of(reply: str) -> str | None:
+    """The resolved file in a reply (a fenced block or the bare text), or ``None`` when the
+    reply is empty or still holds conflict markers."""
+    text = reply.strip("\n")
+    fenced = _FENCE.match(text.strip())
+    if fenced is not None:
+        text = fenced.group(1)
+    if not text.strip() or _MARKER.search(text):
+        return None
+    return text if text.endswith("\n") else text + "\n"
+
+
+def conflict_prompt(conflict: Conflict, goals: dict[str, str]) -> str:
+    return (
+        f"Ticket {conflict.ticket_id} ({goals.get(conflict.ticket_id, '')}) and the tickets "
+        f"merged before it changed the same lines of {conflict.path}. Between <<<<<<< and "
+        f"======= is the merged earlier work, between ======= and >>>>>>> ticket "
+        f"{conflict.ticket_id}'s.\n\n"
+        f"```\n{conflict.marked[:MAX_CONFLICT_CHARS]}\n```\n\n"
+        f"Write the whole of {conflict.path} with both changes combined."
+    )
+
+
+async def resolve_conflict(
+    model: BaseChatModel | None, conflict: Conflict, goals: dict[str, str]
+) -> str | None:
+    """The model's resolution of one conflicting file, or ``None`` (no model, no usable reply)."""
+    if model is None or conflict.ours is None or conflict.theirs is None:
+        return None  # a file deleted on one side and changed on the other: a person decides
+    messages = [SystemMessage(SYSTEM), HumanMessage(conflict_prompt(conflict, goals))]
+    try:
+        with scope(role="code"):
+            reply = await model.ainvoke(messages)
+    except ProviderError:
+        return None
+    return resolution_of(str(reply.content))
+
+
+async def merge_tickets(
+    owner: TicketStage, base: BaseSnapshot, ordered: list[TicketOutcome], attempt: StageAttempt
+) -> None:
+    """Merge the done tickets into ``attempt.edits`` (or fail it with the conflict)."""
+    env = owner.env
+    goals = {o.ticket.id: o.ticket.goal for o in ordered}
+    worktrees = [o.worktree for o in ordered if o.worktree is not None]
+    result = await asyncio.to_thread(owner.worktrees.merge, base.commit, worktrees)
+    resolved_paths: list[str] = []
+    rounds = 0
+    while result.conflicts:
+        rounds += 1
+        resolutions: dict[str, bytes] = {}
+        for conflict in result.conflicts:
+            text = None
+            if rounds <= MAX_MERGE_ROUNDS:
+                text = await resolve_conflict(env.models.get("code"), conflict, goals)
+            if text is None:
+                where = (
+                    f"ticket {conflict.ticket_id} conflicts with the tickets before it in "
+                    f"{conflict.path}"
+                )
+                attempt.results["merge"] = AgentResult(False, f"merge: {where}", errors=[where])
+                attempt.fail(f"merge: {where}; no resolution was found:\n{conflict.marked[:4_000]}")
+                return
+            resolutions[conflict.path] = text.encode("utf-8")
+            resolved_paths.append(f"{conflict.path} (ticket {conflict.ticket_id})")
+            env.recorder.log(
+                f"merge: resolved the conflict of ticket {conflict.ticket_id} in {conflict.path}"
+            )
+        result = await asyncio.to_thread(owner.worktrees.resolve, result, resolutions)
+    edits = decoded(result.files)
+    for path, text in edits.items():
+        attempt.edits[path] = text
+        attempt.author_of[path] = next(
+            (f"ticket {o.ticket.id}" for o in reversed(ordered) if path in o.edits), "merge"
+        )
+    note = f"merged {len(ordered)} ticket(s) into {len(edits)} file(s)"
+    if resolved_paths:
+        note += f"; conflicts resolved in a merge step: {', '.join(resolved_paths)}"
+    attempt.results["merge"] = AgentResult(True, note)
+    if "tests" in owner.stage.spec.verify:
+        readable = env.index.navigation.readable
+        await attempt.verify(
+            env.tests, owner.view, dict(readable.buffers()), readable.redact_output
+        )

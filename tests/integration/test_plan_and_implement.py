@@ -1,0 +1,294 @@
+"""The shipped ``plan_and_implement`` workflow end to end on a real git repository, through the
+real LangGraph graph, with the scripted model (a test double at the LLM boundary, labelled):
+discovery and plan artefacts written; the plan edited by a person at its gate and the edited
+tickets run; three tickets, two of them at the same time, each in its own git worktree; a
+conflict between two tickets resolved in the merge step; the merged changeset; the user's
+uncommitted work byte-identical throughout; no worktree or branch left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+
+from agentic_lsp.config import load_settings
+from agentic_lsp.engine import Engine
+from agentic_lsp.llm.scripted import Script, ScriptedChatModel
+from agentic_lsp.workflows.artefacts import RunArtefacts
+from agentic_lsp.workflows.run_service import WorkflowService
+
+TEST_COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider"
+CART = '''"""Shopping cart arithmetic."""
+
+
+def total(prices: list[float]) -> float:
+    """Sum of the prices."""
+    return sum(prices)
+'''
+LABELS = '''"""Labels shown next to prices."""
+
+
+def price_label(amount: float) -> str:
+    return f"{amount:.2f}"
+
+
+def currency() -> str:
+    return "EUR"
+'''
+TESTS = """from shop.cart import total
+from shop.labels import price_label
+
+
+def test_total():
+    assert total([1.0, 2.0]) == 3.0
+
+
+def test_label_starts_with_the_amount():
+    assert price_label(1234.5).replace(",", "").startswith("1234.50")
+"""
+README = "# shop\n"
+DIRTY_README = "# shop\n\nMy notes, not committed.\n"
+UNTRACKED = "scratch work\n"
+
+DISCOVERY = "## How it works\n`shop/cart.py:4` sums prices; `shop/labels.py:4` formats them."
+PLAN = """## Approach
+Round the total, and show the currency and thousands separators in labels.
+
+# Tickets
+
+## T1: Round the cart total
+- files: shop/cart.py
+- depends on: none
+- acceptance: tests/test_shop.py
+
+## T2: Show the currency in labels
+- files: shop/labels.py
+- depends on: none
+
+## T3: Thousands separators in labels
+- files: shop/labels.py
+- depends on: T1
+"""
+T1 = (
+    "shop/cart.py\n<<<<<<< SEARCH\n    return sum(prices)\n=======\n"
+    "    return round(sum(prices), 2)\n>>>>>>> REPLACE\n"
+)
+T2 = (
+    'shop/labels.py\n<<<<<<< SEARCH\n    return f"{amount:.2f}"\n=======\n'
+    '    return f"{amount:.2f} {currency()}"\n>>>>>>> REPLACE\n'
+)
+T3 = (
+    'shop/labels.py\n<<<<<<< SEARCH\n    return f"{amount:.2f}"\n=======\n'
+    '    return f"{amount:,.2f}"\n>>>>>>> REPLACE\n'
+)
+RESOLVED = LABELS.replace('return f"{amount:.2f}"', 'return f"{amount:,.2f} {currency()}"')
+EDITED_GOAL = "Thousands separators in labels, as the user asked"
+
+
+def _commit_all(repo: pygit2.Repository, message: str) -> None:
+    repo.index.add_all()
+    repo.index.write()
+    tree = repo.index.write_tree()
+    sig = pygit2.Signature("t", "t@example.com")
+    parents = [] if repo.head_is_unborn else [repo.head.target]
+    repo.create_commit("HEAD", sig, sig, message, tree, parents)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of the user's checkout, .git/index, HEAD and config included (not objects,
+    refs and worktree entries: those are checked as branches and worktrees)."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith(
+            (".git/objects", ".git/refs", ".git/logs", ".git/worktrees")
+        ):
+            if rel.startswith(".agentic-lsp/runs") or "__pycache__" in rel:
+                continue
+            out[rel] = path.read_bytes()
+    return out
+
+
+def make_repo(root: Path) -> None:
+    """The shop repository with one commit, then the user's uncommitted work on top."""
+    (root / "shop").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "shop" / "__init__.py").write_text("")
+    (root / "shop" / "cart.py").write_text(CART)
+    (root / "shop" / "labels.py").write_text(LABELS)
+    (root / "tests" / "test_shop.py").write_text(TESTS)
+    (root / "README.md").write_text(README)
+    repo = pygit2.init_repository(str(root))
+    _commit_all(repo, "initial")
+    (root / "README.md").write_text(DIRTY_README)  # the user's uncommitted work
+    (root / "notes.txt").write_text(UNTRACKED)
+
+
+def open_engine(root: Path, cache: Path) -> Engine:
+    loaded = load_settings(root, environ={}, user_file=root / "absent.toml")
+    loaded.settings.cache_dir = str(cache)
+    loaded.settings.workflows.test_command = TEST_COMMAND
+    engine = Engine(root, loaded)
+    engine.open()
+    engine.sync_blocking(embed=False)
+    return engine
+
+
+@pytest.fixture()
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    make_repo(tmp_path / "shop")
+    engine = open_engine(tmp_path / "shop", tmp_path / "cache")
+    yield engine
+    asyncio.run(engine.close())
+
+
+def service_for(
+    engine: Engine, steps: list[dict[str, Any]]
+) -> tuple[WorkflowService, dict[str, ScriptedChatModel]]:
+    script = Script.from_steps(steps)
+    models: dict[str, ScriptedChatModel] = {}
+
+    async def factory(roles: list[str]) -> dict[str, ScriptedChatModel]:
+        for role in roles:
+            models.setdefault(role, ScriptedChatModel(script=script, role=role))
+        return models
+
+    return WorkflowService(engine.run_ports(), factory), models
+
+
+def prompts(model: ScriptedChatModel) -> list[str]:
+    return [text for call in model.calls for _, text in call.messages]
+
+
+def left_behind(root: Path) -> tuple[list[str], list[str]]:
+    repo = pygit2.Repository(str(root))
+    own = [r for r in repo.references if r.startswith("refs/heads/agentic-lsp/")]
+    return own, list(repo.list_worktrees())
+
+
+STEPS: list[dict[str, Any]] = [
+    {"role": "analysis", "match": "Understand the code", "reply": DISCOVERY},
+    {"role": "analysis", "match": "Plan and tickets", "reply": PLAN},
+    # T1 and T2 are answered only after a pause: both are asked before either answers
+    {"role": "code", "match": "Your ticket: T1 ", "reply": T1, "delay_s": 1.0},
+    {"role": "code", "match": "Your ticket: T2 ", "reply": T2, "delay_s": 1.0},
+    {"role": "code", "match": EDITED_GOAL, "reply": T3},
+    {
+        "role": "code",
+        "match": "changed the same lines of shop/labels.py",
+        "reply": f"```python\n{RESOLVED}```",
+    },
+]
+
+
+async def test_plan_gate_edit_tickets_in_worktrees_conflict_merged(engine: Engine) -> None:
+    root = engine.root
+    before = snapshot(root)
+    service, models = service_for(engine, STEPS)
+    run_id = await service.start_run("Round totals and improve price labels", "plan_and_implement")
+    report = await asyncio.wait_for(service.wait(run_id, until_input=True), 60)
+    assert report.status == "waiting_input", report.error
+    status = await service.status(run_id)
+    assert status.stage == "planning" and status.pending is not None
+    assert [Path(p).name for p in status.pending["artefacts"]] == ["plan.md", "tickets.md"]
+    artefacts = RunArtefacts(root, run_id)
+    assert "sums prices" in artefacts.read("discovery.md")
+    assert "Round the total" in artefacts.read("plan.md")
+    assert [t.id for t in artefacts.tickets().tickets] == ["T1", "T2", "T3"]
+    assert pygit2.Repository(str(root)).path_is_ignored(f".agentic-lsp/runs/{run_id}/plan.md")
+    assert snapshot(root) == before
+
+    # the person edits the plan at its gate: the run goes on with their version
+    tickets = artefacts.path("tickets.md")
+    tickets.write_text(tickets.read_text().replace("Thousands separators in labels", EDITED_GOAL))
+    await service.respond(run_id, "approve")
+    report = await asyncio.wait_for(service.wait(run_id), 120)
+    assert report.status == "succeeded", report.error
+
+    code = prompts(models["code"])
+    assert any(EDITED_GOAL in p for p in code), "the edited ticket ran"
+    assert any("Round the total, and show the currency" in p for p in code), "plan.md was read"
+    log = "\n".join(str(e.data.get("message")) for e in report.events if e.kind == "log")
+    started = [m.start() for m in re.finditer(r"ticket T[12]: started", log)]
+    finished = [m.start() for m in re.finditer(r"ticket T[12]: done", log)]
+    assert len(started) == 2 and len(finished) == 2 and max(started) < min(finished), log
+    assert "merge: resolved the conflict of ticket T3 in shop/labels.py" in log
+
+    changeset = engine.changes.get(report.changeset_id)
+    files = {f.path: f.proposed for f in changeset.files}
+    assert files["shop/labels.py"] == RESOLVED
+    assert files["shop/cart.py"] == CART.replace(
+        "return sum(prices)", "return round(sum(prices), 2)"
+    )
+    assert set(files) == {"shop/labels.py", "shop/cart.py"}
+    assert snapshot(root) == before, "nothing written before accept"
+    assert left_behind(root) == ([], [])
+    assert not any((Path(engine.run_ports().cache_dir) / "worktrees").glob("*/*"))
+
+
+KILLED_RUN = """
+import asyncio, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+import test_plan_and_implement as t
+
+engine = t.open_engine(Path(sys.argv[1]), Path(sys.argv[2]))
+steps = [dict(step) for step in t.STEPS]
+steps[2]["delay_s"] = 60  # ticket T1 is still being worked on when the process is killed
+service, _ = t.service_for(engine, steps)
+
+async def main():
+    run_id = await service.start_run("Round totals and improve price labels", "plan_and_implement")
+    await service.wait(run_id, until_input=True)
+    await service.respond(run_id, "approve")
+    print(run_id, flush=True)
+    await asyncio.sleep(120)
+
+asyncio.run(main())
+"""
+
+
+async def test_worktrees_a_killed_process_left_are_removed_at_the_next_run(tmp_path: Path) -> None:
+    root, cache = tmp_path / "shop", tmp_path / "cache"
+    make_repo(root)
+    before = snapshot(root)
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_RUN, str(root), str(cache), str(Path(__file__).parent)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        run_id = (await asyncio.wait_for(asyncio.to_thread(child.stdout.readline), 120)).strip()
+        assert run_id, "the run did not reach its tickets"
+        deadline = time.monotonic() + 60
+        while len(left_behind(root)[1]) < 2:
+            assert time.monotonic() < deadline, f"no ticket worktrees: {left_behind(root)}"
+            await asyncio.sleep(0.1)
+    finally:
+        child.kill()  # kill -9, mid-ticket
+        child.wait()
+    branches, worktrees = left_behind(root)
+    assert worktrees and f"refs/heads/agentic-lsp/{run_id}/base" in branches
+    (folder,) = cache.rglob(f"worktrees/{run_id}")  # in the workspace's cache folder
+    assert snapshot(root) == before
+
+    engine = open_engine(root, cache)  # the next start: a new run cleans up the dead one's
+    try:
+        service, _ = service_for(engine, STEPS)
+        new_run = await service.start_run("Round totals", "plan_and_implement")
+        await asyncio.wait_for(service.wait(new_run, until_input=True), 60)
+        assert left_behind(root) == ([], [])
+        assert not folder.exists()
+        service.cancel(new_run)
+    finally:
+        await engine.close()
+    assert snapshot(root) == before
