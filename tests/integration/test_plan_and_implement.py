@@ -111,14 +111,15 @@ def snapshot(root: Path) -> dict[str, bytes]:
         if path.is_file() and not rel.startswith(
             (".git/objects", ".git/refs", ".git/logs", ".git/worktrees")
         ):
-            if rel.startswith(".agentic-lsp/runs") or "__pycache__" in rel:
+            if ".agentic-lsp/runs/" in f"/{rel}" or "__pycache__" in rel:
                 continue
             out[rel] = path.read_bytes()
     return out
 
 
-def make_repo(root: Path) -> None:
-    """The shop repository with one commit, then the user's uncommitted work on top."""
+def make_repo(root: Path, git_root: Path | None = None) -> None:
+    """The shop project with one commit, then the user's uncommitted work on top; the
+    repository is ``git_root`` when given (the workspace is a folder inside it)."""
     (root / "shop").mkdir(parents=True)
     (root / "tests").mkdir()
     (root / "shop" / "__init__.py").write_text("")
@@ -126,7 +127,7 @@ def make_repo(root: Path) -> None:
     (root / "shop" / "labels.py").write_text(LABELS)
     (root / "tests" / "test_shop.py").write_text(TESTS)
     (root / "README.md").write_text(README)
-    repo = pygit2.init_repository(str(root))
+    repo = pygit2.init_repository(str(git_root or root))
     _commit_all(repo, "initial")
     (root / "README.md").write_text(DIRTY_README)  # the user's uncommitted work
     (root / "notes.txt").write_text(UNTRACKED)
@@ -190,8 +191,24 @@ STEPS: list[dict[str, Any]] = [
 
 
 async def test_plan_gate_edit_tickets_in_worktrees_conflict_merged(engine: Engine) -> None:
+    await plan_flow(engine, engine.root)
+
+
+async def test_a_workspace_inside_a_larger_repository(tmp_path: Path) -> None:
+    """Worktrees hold the whole repository; the workspace's paths map into them."""
+    (tmp_path / "mono" / "other").mkdir(parents=True)
+    (tmp_path / "mono" / "other" / "keep.txt").write_text("another project\n")
+    make_repo(tmp_path / "mono" / "shop", git_root=tmp_path / "mono")
+    engine = open_engine(tmp_path / "mono" / "shop", tmp_path / "cache")
+    try:
+        await plan_flow(engine, tmp_path / "mono")
+    finally:
+        await engine.close()
+
+
+async def plan_flow(engine: Engine, git_root: Path) -> None:
     root = engine.root
-    before = snapshot(root)
+    before = snapshot(git_root)
     service, models = service_for(engine, STEPS)
     run_id = await service.start_run("Round totals and improve price labels", "plan_and_implement")
     report = await asyncio.wait_for(service.wait(run_id, until_input=True), 60)
@@ -203,8 +220,9 @@ async def test_plan_gate_edit_tickets_in_worktrees_conflict_merged(engine: Engin
     assert "sums prices" in artefacts.read("discovery.md")
     assert "Round the total" in artefacts.read("plan.md")
     assert [t.id for t in artefacts.tickets().tickets] == ["T1", "T2", "T3"]
-    assert pygit2.Repository(str(root)).path_is_ignored(f".agentic-lsp/runs/{run_id}/plan.md")
-    assert snapshot(root) == before
+    ignored = (root / ".agentic-lsp" / "runs" / run_id / "plan.md").relative_to(git_root)
+    assert pygit2.Repository(str(git_root)).path_is_ignored(ignored.as_posix())
+    assert snapshot(git_root) == before
 
     # the person edits the plan at its gate: the run goes on with their version
     tickets = artefacts.path("tickets.md")
@@ -229,8 +247,8 @@ async def test_plan_gate_edit_tickets_in_worktrees_conflict_merged(engine: Engin
         "return sum(prices)", "return round(sum(prices), 2)"
     )
     assert set(files) == {"shop/labels.py", "shop/cart.py"}
-    assert snapshot(root) == before, "nothing written before accept"
-    assert left_behind(root) == ([], [])
+    assert snapshot(git_root) == before, "nothing written before accept"
+    assert left_behind(git_root) == ([], [])
     assert not any((Path(engine.run_ports().cache_dir) / "worktrees").glob("*/*"))
 
 

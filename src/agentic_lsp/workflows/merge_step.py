@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -48,6 +49,19 @@ def decoded(files: dict[str, bytes | None]) -> dict[str, str | None]:
     return out
 
 
+def in_workspace(files: dict[str, str | None], offset: PurePosixPath) -> dict[str, str | None]:
+    """Repository paths as workspace paths; a change outside the workspace is an error."""
+    if str(offset) == ".":
+        return dict(files)
+    out: dict[str, str | None] = {}
+    for path, text in files.items():
+        inner = PurePosixPath(path)
+        if not inner.is_relative_to(offset):
+            raise AgenticError(f"a ticket changed {path}, outside the workspace {offset}")
+        out[inner.relative_to(offset).as_posix()] = text
+    return out
+
+
 def resolution_of(reply: str) -> str | None:
     """The resolved file in a reply (a fenced block or the bare text), or ``None`` when the
     reply is empty or still holds conflict markers."""
@@ -60,24 +74,24 @@ def resolution_of(reply: str) -> str | None:
     return text if text.endswith("\n") else text + "\n"
 
 
-def conflict_prompt(conflict: Conflict, goals: dict[str, str]) -> str:
+def conflict_prompt(conflict: Conflict, goals: dict[str, str], path: str) -> str:
     return (
         f"Ticket {conflict.ticket_id} ({goals.get(conflict.ticket_id, '')}) and the tickets "
-        f"merged before it changed the same lines of {conflict.path}. Between <<<<<<< and "
+        f"merged before it changed the same lines of {path}. Between <<<<<<< and "
         f"======= is the merged earlier work, between ======= and >>>>>>> ticket "
         f"{conflict.ticket_id}'s.\n\n"
         f"```\n{conflict.marked[:MAX_CONFLICT_CHARS]}\n```\n\n"
-        f"Write the whole of {conflict.path} with both changes combined."
+        f"Write the whole of {path} with both changes combined."
     )
 
 
 async def resolve_conflict(
-    model: BaseChatModel | None, conflict: Conflict, goals: dict[str, str]
+    model: BaseChatModel | None, conflict: Conflict, goals: dict[str, str], path: str
 ) -> str | None:
     """The model's resolution of one conflicting file, or ``None`` (no model, no usable reply)."""
     if model is None or conflict.ours is None or conflict.theirs is None:
         return None  # a file deleted on one side and changed on the other: a person decides
-    messages = [SystemMessage(SYSTEM), HumanMessage(conflict_prompt(conflict, goals))]
+    messages = [SystemMessage(SYSTEM), HumanMessage(conflict_prompt(conflict, goals, path))]
     try:
         with scope(role="code"):
             reply = await model.ainvoke(messages)
@@ -100,24 +114,24 @@ async def merge_tickets(
         rounds += 1
         resolutions: dict[str, bytes] = {}
         for conflict in result.conflicts:
+            shown = next(iter(in_workspace({conflict.path: None}, owner.offset)))
             text = None
             if rounds <= MAX_MERGE_ROUNDS:
-                text = await resolve_conflict(env.models.get("code"), conflict, goals)
+                text = await resolve_conflict(env.models.get("code"), conflict, goals, shown)
             if text is None:
                 where = (
-                    f"ticket {conflict.ticket_id} conflicts with the tickets before it in "
-                    f"{conflict.path}"
+                    f"ticket {conflict.ticket_id} conflicts with the tickets before it in {shown}"
                 )
                 attempt.results["merge"] = AgentResult(False, f"merge: {where}", errors=[where])
                 attempt.fail(f"merge: {where}; no resolution was found:\n{conflict.marked[:4_000]}")
                 return
-            resolutions[conflict.path] = text.encode("utf-8")
-            resolved_paths.append(f"{conflict.path} (ticket {conflict.ticket_id})")
+            resolutions[conflict.path] = text.encode("utf-8")  # a repository path
+            resolved_paths.append(f"{shown} (ticket {conflict.ticket_id})")
             env.recorder.log(
-                f"merge: resolved the conflict of ticket {conflict.ticket_id} in {conflict.path}"
+                f"merge: resolved the conflict of ticket {conflict.ticket_id} in {shown}"
             )
         result = await asyncio.to_thread(owner.worktrees.resolve, result, resolutions)
-    edits = decoded(result.files)
+    edits = in_workspace(decoded(result.files), owner.offset)
     for path, text in edits.items():
         attempt.edits[path] = text
         attempt.author_of[path] = next(

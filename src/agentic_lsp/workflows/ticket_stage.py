@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
+
+import pygit2
 
 from agentic_lsp.agents.base import AgentResult
 from agentic_lsp.agents.test_runner import TestRunner
@@ -35,7 +38,7 @@ from agentic_lsp.changes.worktrees import BaseSnapshot, TicketWorktree, TicketWo
 from agentic_lsp.changes.worktrees import snapshot_base as take_snapshot
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.workflows.artefacts import RunArtefacts
-from agentic_lsp.workflows.merge_step import decoded, merge_tickets
+from agentic_lsp.workflows.merge_step import decoded, in_workspace, merge_tickets
 from agentic_lsp.workflows.stage_attempt import StageAttempt
 from agentic_lsp.workflows.stage_context import agent_contexts, artefact_context
 from agentic_lsp.workflows.state import RetrievalContext, RunState
@@ -78,6 +81,19 @@ def prune_stale_worktrees(root: Path, cache_dir: Path) -> list[str]:
     if removed:
         log.info("removed what runs that died left: %s", "; ".join(removed))
     return removed
+
+
+def workspace_offset(root: Path) -> PurePosixPath:
+    """Where the workspace lies inside its repository (``.`` when it is the repository's root):
+    ticket worktrees hold the whole repository. Blocking."""
+    found = pygit2.discover_repository(str(root))
+    if not found:
+        raise AgenticError(
+            f"{root} is not in a git repository: tickets run in git worktrees", "run git init"
+        )
+    workdir = pygit2.Repository(found).workdir or str(root)
+    rel = Path(os.path.realpath(root)).relative_to(Path(os.path.realpath(workdir)))
+    return PurePosixPath(rel.as_posix())
 
 
 def write_files(root: Path, edits: Mapping[str, str | None]) -> None:
@@ -131,12 +147,14 @@ class TicketStage:
         self.root: Path = self.env.tests.root
         self.worktrees = TicketWorktrees(self.root, self.env.tests.cache_dir / WORKTREES_FOLDER)
         self.limit = asyncio.Semaphore(self.env.tests.settings.max_parallel_tickets)
+        self.offset = PurePosixPath(".")
 
     async def run(self) -> StageAttempt:
         env = self.env
         try:
             plan = await asyncio.to_thread(RunArtefacts(self.root, env.run_id).tickets)
             context = await asyncio.to_thread(artefact_context, env)
+            self.offset = await asyncio.to_thread(workspace_offset, self.root)
             base = await asyncio.to_thread(take_snapshot, self.root, env.run_id)
         except AgenticError as exc:
             outcome = StageAttempt({})
@@ -226,9 +244,10 @@ class TicketStage:
         start, carried = await asyncio.to_thread(self._start_of, ticket, base, deps)
         worktree = await asyncio.to_thread(self.worktrees.create, env.run_id, ticket.id, start)
         pending = {**self.view.pending, **carried}
-        await asyncio.to_thread(write_files, worktree.path, self.view.pending)
+        here = worktree.path / self.offset  # the workspace's folder inside the worktree
+        await asyncio.to_thread(write_files, here, self.view.pending)
         view = WorkspaceView(self.view.readable, self.view.buffers, pending)
-        tests = TestRunner(worktree.path, env.tests.settings, env.tests.cache_dir)
+        tests = TestRunner(here, env.tests.settings, env.tests.cache_dir)
         task = f"{self.stage.task_context}{context}\n\n{ticket_brief(ticket, plan)}"
         contexts = agent_contexts(
             env, self.stage, self.state, view, self.attempt, self.retrieval, self.enriched,
@@ -270,10 +289,10 @@ class TicketStage:
         if merged.conflicts:
             paths = ", ".join(sorted({c.path for c in merged.conflicts}))
             raise AgenticError(f"the tickets it depends on conflict in {paths}")
-        return merged.commit, decoded(merged.files)
+        return merged.commit, in_workspace(decoded(merged.files), self.offset)
 
     def _commit(
         self, worktree: TicketWorktree, ticket: Ticket, edits: dict[str, str | None]
     ) -> str:
-        write_files(worktree.path, edits)
+        write_files(worktree.path / self.offset, edits)
         return self.worktrees.commit(worktree, f"{ticket.id}: {ticket.goal}")
