@@ -21,6 +21,7 @@ import pytest
 
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
+from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.scripted import Script, ScriptedChatModel
 from agentic_lsp.workflows.artefacts import RunArtefacts
 from agentic_lsp.workflows.run_service import WorkflowService
@@ -310,3 +311,41 @@ async def test_worktrees_a_killed_process_left_are_removed_at_the_next_run(tmp_p
     finally:
         await engine.close()
     assert snapshot(root) == before
+
+
+async def test_pruning_a_ticket_prunes_its_dependants_and_merges_the_rest(engine: Engine) -> None:
+    steps = [dict(step) for step in STEPS]
+    steps[3]["delay_s"] = 30  # ticket T2 is still being worked on when it is pruned
+    steps[4] = {"role": "code", "match": "Your ticket: T3 ", "reply": T3}
+    plan = PLAN.replace(
+        "- depends on: T1",
+        "- depends on: T1\n\n## T4: Labels after T2\n- files: shop/labels.py\n- depends on: T2",
+    )
+    steps[1] = {**steps[1], "reply": plan}
+    service, _ = service_for(engine, steps)
+    run_id = await service.start_run("Round totals and improve price labels", "plan_and_implement")
+    await asyncio.wait_for(service.wait(run_id, until_input=True), 60)
+    with pytest.raises(AgenticError, match="has no ticket 'T9'"):
+        await service.prune(run_id, "implement/T9")
+    await service.respond(run_id, "approve")
+
+    def t2_started() -> bool:
+        events = service.get_report(run_id).events
+        return any("ticket T2: started" in str(e.data.get("message")) for e in events)
+
+    deadline = time.monotonic() + 60
+    while not t2_started():
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    await service.prune(run_id, "implement/T2")
+    report = await asyncio.wait_for(service.wait(run_id), 60)
+    assert report.status == "succeeded", report.error
+    log = "\n".join(str(e.data.get("message")) for e in report.events if e.kind == "log")
+    assert "ticket T2: pruned" in log
+    assert "ticket T4: pruned: it depends on ticket T2, which was pruned" in log
+    files = {f.path: f.proposed for f in engine.changes.get(report.changeset_id).files}
+    assert files["shop/labels.py"] == LABELS.replace(
+        'f"{amount:.2f}"', 'f"{amount:,.2f}"'
+    )  # T3 only
+    assert "shop/cart.py" in files
+    assert left_behind(engine.root) == ([], [])

@@ -168,10 +168,18 @@ def register_run_tools(server: MCPServer, access: EngineAccess) -> None:
     @tool_errors
     async def prune_stage(
         run_id: RunId,
-        stage_id: Annotated[str, Field(min_length=1, max_length=40, description="Stage id.")],
+        stage_id: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=80,
+                description="Stage id, or 'stage/ticket' for one ticket of a tickets stage.",
+            ),
+        ],
     ) -> CallToolResult:
         """Prune an optional stage that is ready or running: it is cancelled or skipped, its
-        edits discarded, and the run goes on as if it had been skipped."""
+        edits discarded, and the run goes on as if it had been skipped. 'stage/ticket' prunes
+        one ticket of a plan (and the tickets depending on it); the others are merged."""
         engine = await access.engine()
         status = await engine.workflows.prune(run_id, stage_id)
         reply = Reply(access.max_chars)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models.chat_models import BaseChatModel
 
 from agentic_lsp.errors import AgenticError
+from agentic_lsp.workflows.artefacts import RunArtefacts
 from agentic_lsp.workflows.events import RunEvent, RunReport
 from agentic_lsp.workflows.graph import APPROVE, MAX_REVISIONS, REVISE
 from agentic_lsp.workflows.loader import WorkflowCatalog
@@ -211,6 +212,8 @@ class RunSteering:
         report = run.report
         if report.status not in ("running", "waiting_input", "interrupted"):
             raise AgenticError(f"run {run_id} is {report.status}: nothing is left to prune")
+        if "/" in stage_id:
+            return await self._prune_ticket(run, stage_id)
         state = report.stage_states.get(stage_id)
         if stage_id not in report.planned_stages:
             known = ", ".join(report.planned_stages) or "none yet"
@@ -233,4 +236,29 @@ class RunSteering:
                 "prune optional stages; cancel the run to stop it",
             )
         run.runner.prune(stage_id, "pruned by the user")
+        return status_of(report)
+
+    async def _prune_ticket(self, run: LiveRun, key: str) -> RunStatusInfo:
+        """``<stage>/<ticket>``: one ticket of a tickets stage that has not finished; the
+        tickets that depend on it are pruned with it, the others go on and are merged."""
+        report = run.report
+        stage_id, _, ticket_id = key.partition("/")
+        plan = run.runner.plan
+        if (
+            plan is None
+            or stage_id not in plan.stages
+            or plan.stages[stage_id].spec.type != "tickets"
+        ):
+            raise AgenticError(f"{stage_id!r} is not a tickets stage of run {report.run_id}")
+        if report.stage_states.get(stage_id) in ("COMPLETED", "FAILED", "PRUNED"):
+            raise AgenticError(f"stage {stage_id} has ended: its tickets can no longer be pruned")
+        artefacts = RunArtefacts(self.ports.root, report.run_id)
+        if await asyncio.to_thread(artefacts.exists, "tickets.md"):
+            plan_tickets = await asyncio.to_thread(artefacts.tickets)
+            if ticket_id not in plan_tickets.ids:
+                raise AgenticError(
+                    f"run {report.run_id} has no ticket {ticket_id!r}",
+                    f"its tickets: {', '.join(plan_tickets.ids)}",
+                )
+        run.runner.prune(key, "pruned by the user")
         return status_of(report)

@@ -375,7 +375,7 @@ class WorkflowRun:
         if self.executor is None:
             return False
         running = self.executor.prune(stage_id)
-        if not running:
+        if not running and "/" not in stage_id:  # (a ticket, ``stage/ticket``, is no node)
             self.recorder.node_state(stage_id, "PRUNED", why)
         return running
 

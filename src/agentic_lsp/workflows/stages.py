@@ -76,7 +76,7 @@ class StageEnv:
 class StageExecutor:
     def __init__(self, env: StageEnv) -> None:
         self.env = env
-        self._running: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._running: dict[str, asyncio.Future[Any]] = {}
 
     def _retrieval_event(self, context: RetrievalContext) -> None:
         summary = context.summary()
@@ -117,8 +117,16 @@ class StageExecutor:
         finally:
             self._running.pop(stage_id, None)
 
+    def track(self, key: str, work: asyncio.Future[Any]) -> None:
+        """Make a part of a stage prunable on its own (a ticket: ``stage/ticket``)."""
+        self._running[key] = work
+
+    def untrack(self, key: str) -> None:
+        self._running.pop(key, None)
+
     def prune(self, stage_id: str) -> bool:
-        """Mark a stage pruned; cancel it if it is running. True when it was running."""
+        """Mark a stage (or a ticket, ``stage/ticket``) pruned; cancel it if it is running.
+        True when it was running."""
         self.env.pruned.add(stage_id)
         work = self._running.get(stage_id)
         if work is None or work.done():

@@ -59,12 +59,15 @@ class TicketOutcome:
     ok: bool
     summary: str
     worktree: TicketWorktree | None = None
+    pruned: bool = False  # by the user, or because a ticket it depends on did not finish
     edits: dict[str, str | None] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     test_output: str = ""
 
     def result(self) -> AgentResult:
-        return AgentResult(self.ok, self.summary, errors=self.errors, test_output=self.test_output)
+        # a pruned ticket does not fail the stage; the others are merged without it
+        ok = self.ok or self.pruned
+        return AgentResult(ok, self.summary, errors=self.errors, test_output=self.test_output)
 
 
 def prune_stale_worktrees(root: Path, cache_dir: Path) -> list[str]:
@@ -168,10 +171,13 @@ class TicketStage:
             attempt.test_output = "\n".join(
                 o.test_output for o in outcomes.values() if o.test_output
             )
-            if not all(o.ok for o in outcomes.values()):
+            if any(not o.ok and not o.pruned for o in outcomes.values()):
                 attempt.failed = True
                 return attempt
-            ordered = [outcomes[t.id] for t in plan.order()]
+            ordered = [outcomes[t.id] for t in plan.order() if outcomes[t.id].ok]
+            if not ordered:
+                attempt.fail("every ticket was pruned: nothing to merge")
+                return attempt
             await merge_tickets(self, base, ordered, attempt)
             return attempt
         finally:
@@ -195,8 +201,9 @@ class TicketStage:
                 outcomes[outcome.ticket.id] = outcome
                 if outcome.ok:
                     continue
+                ended = "was pruned" if outcome.pruned else "failed"
                 for dependant in plan.dependants(outcome.ticket.id):
-                    why = f"pruned: it depends on ticket {outcome.ticket.id}, which failed"
+                    why = f"pruned: it depends on ticket {outcome.ticket.id}, which {ended}"
                     self.env.recorder.log(f"ticket {dependant}: {why}")
                     outcomes.setdefault(
                         dependant,
@@ -205,6 +212,7 @@ class TicketStage:
                             False,
                             f"ticket {dependant}: {why}",
                             errors=[why],
+                            pruned=True,
                         ),
                     )
         return outcomes
@@ -217,19 +225,35 @@ class TicketStage:
         outcomes: dict[str, TicketOutcome],
         context: str,
     ) -> TicketOutcome:
+        key = f"{self.stage.id}/{ticket.id}"
+        if key in self.env.pruned:
+            return self._pruned(ticket, key)
         async with self.limit:
             recorder = self.env.recorder
             recorder.log(f"ticket {ticket.id}: started - {ticket.goal}")
+            work = asyncio.ensure_future(self._work(ticket, plan, base, outcomes, context))
+            self.executor.track(key, work)
             try:
-                outcome = await self._work(ticket, plan, base, outcomes, context)
+                outcome = await work
+            except asyncio.CancelledError:
+                this = asyncio.current_task()
+                if key not in self.env.pruned or (this is not None and this.cancelling()):
+                    work.cancel()
+                    raise
+                outcome = self._pruned(ticket, key)  # only the ticket was cancelled
             except AgenticError as exc:
                 outcome = TicketOutcome(
                     ticket, False, f"ticket {ticket.id}: {exc.message}", errors=[exc.message]
                 )
-            recorder.log(
-                f"ticket {ticket.id}: {'done' if outcome.ok else 'failed'} - {outcome.summary}"
-            )
+            finally:
+                self.executor.untrack(key)
+            state = "done" if outcome.ok else "pruned" if outcome.pruned else "failed"
+            recorder.log(f"ticket {ticket.id}: {state} - {outcome.summary}")
             return outcome
+
+    def _pruned(self, ticket: Ticket, key: str) -> TicketOutcome:
+        why = self.env.recorder.report.pruned.get(key, "pruned by the user")
+        return TicketOutcome(ticket, False, f"ticket {ticket.id}: {why}", errors=[why], pruned=True)
 
     async def _work(
         self,
