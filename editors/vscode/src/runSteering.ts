@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import type { AgenticClient } from './client';
 import type { PickItem } from './logic/quickPicks';
-import { pruneItems, questionKey, runActions, runNow, waitingNotice, type RunAction } from './logic/runList';
+import { gateButtons, planFiles, pruneItems, questionKey, runActions, runNow, waitingNotice, type RunAction } from './logic/runList';
 import {
   ServerCommand,
   type AgenticEvent,
@@ -131,7 +131,7 @@ export class RunSteering {
   private async ask(runId: string, question: ReviewQuestion, root?: string): Promise<void> {
     const run = { runId, task: this.tracker.get(runId)?.task ?? this.store.find(runId)?.run.task ?? '' };
     for (;;) {
-      const choice = await vscode.window.showInformationMessage(waitingNotice(run, question), 'Approve', 'Revise…', 'Show Diff');
+      const choice = await vscode.window.showInformationMessage(waitingNotice(run, question), ...gateButtons(question));
       if (!choice) {
         return;
       }
@@ -141,15 +141,39 @@ export class RunSteering {
       }
       const target: Resolved = { runId, root, run: undefined };
       if (choice === 'Approve') {
-        await this.guarded('Approving', () => this.respondTo(target, 'approve'));
+        await this.guarded('Approving', () => this.respondTo(target, 'approve', undefined, question));
         return;
       }
       if (choice === 'Revise…') {
         await this.guarded('Revising', () => this.reviseTarget(target, question));
         return;
       }
-      await this.openQuestion(run, question);
-      // the notification closed with the click: ask again, next to the diff
+      if (choice === 'Open Plan') {
+        await this.guarded('Opening the plan', () => this.openPlan(question));
+      } else {
+        await this.openQuestion(run, question);
+      }
+      // the notification closed with the click: ask again, next to the diff or the plan
+    }
+  }
+
+  /** Save the plan files edited in editors but not saved yet: the run reads them from disk. */
+  private async savePlan(question: ReviewQuestion | undefined): Promise<void> {
+    const files = new Set(question ? planFiles(question).map((f) => vscode.Uri.file(f).toString()) : []);
+    for (const doc of vscode.workspace.textDocuments) {
+      if (doc.isDirty && files.has(doc.uri.toString())) {
+        await doc.save();
+      }
+    }
+  }
+
+  /** A plan gate's artefact files (plan.md, tickets.md) in editors, to edit before approving:
+   * the run reads them afresh when it goes on. The last one has the focus. */
+  private async openPlan(question: ReviewQuestion): Promise<void> {
+    const files = planFiles(question);
+    for (const [index, file] of files.entries()) {
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+      await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: index < files.length - 1 });
     }
   }
 
@@ -206,10 +230,11 @@ export class RunSteering {
     if (!feedback) {
       return undefined;
     }
-    return this.respondTo(found, 'revise', feedback.trim());
+    return this.respondTo(found, 'revise', feedback.trim(), question ?? undefined);
   }
 
-  private async respondTo(found: Resolved, decision: ReviewDecision, feedback?: string): Promise<RunStatusJson> {
+  private async respondTo(found: Resolved, decision: ReviewDecision, feedback?: string, question?: ReviewQuestion): Promise<RunStatusJson> {
+    await this.savePlan(question ?? found.run?.pending ?? this.tracker.get(found.runId)?.pending ?? undefined);
     const since = this.tracker.get(found.runId)?.events.length ?? 0;
     const run = await this.client.command<RunStatusJson>(ServerCommand.respond, {
       runId: found.runId,

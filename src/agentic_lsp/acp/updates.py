@@ -25,7 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from acp import (
+    embedded_text_resource,
     plan_entry,
+    resource_block,
+    resource_link_block,
     start_tool_call,
     text_block,
     tool_content,
@@ -35,12 +38,15 @@ from acp import (
 )
 from acp.schema import PlanEntry, ToolCallLocation, UsageUpdate
 
+from agentic_lsp.errors import AgenticError
+from agentic_lsp.workflows.artefacts import RunArtefacts
 from agentic_lsp.workflows.events import RunEvent
 
 log = logging.getLogger(__name__)
 
 Send = Callable[[Any], Awaitable[None]]
 MAX_TEXT = 4000
+MAX_ARTEFACT_TEXT = 12000  # of each artefact embedded in a gate's tool call
 
 
 def short(text: object, limit: int = MAX_TEXT) -> str:
@@ -189,18 +195,62 @@ class UpdateStream:
 
 
 def gate_call(run_id: str, question: dict[str, Any], number: int, status: Any = "pending") -> Any:
-    """The tool call showing a review gate's question and the stage's diff."""
+    """The tool call showing a review gate's question and the stage's diff; at a plan gate also
+    the run's artefacts (``plan.md``, ``tickets.md``): a resource link and a location for each,
+    so the client can open and edit the file before approving, and their text (bounded)."""
     stage = str(question.get("stage", ""))
     content: list[Any] = [tool_content(text_block(short(question.get("question", ""))))]
     if question.get("summary"):
         content.append(tool_content(text_block(short(question["summary"]))))
     if question.get("diff"):
         content.append(tool_content(text_block(short(question["diff"], 20000))))
+    artefacts = [str(p) for p in question.get("artefacts") or []]
+    content += artefact_content(run_id, artefacts)
     return start_tool_call(
         f"{run_id}-review-{stage}-{number}",
         f"Review stage {stage}",
         kind="think",
         status=status,
         content=content,
-        raw_input={"stage": stage, "files": question.get("files", [])},
+        locations=[ToolCallLocation(path=p) for p in artefacts] or None,
+        raw_input={"stage": stage, "files": question.get("files", []), "artefacts": artefacts},
     )
+
+
+def artefact_content(run_id: str, paths: list[str]) -> list[Any]:
+    """A gate's artefacts as tool call content: where each file is (edit it there; the run reads
+    it afresh when it goes on), then each file's current text, embedded up to a bound."""
+    if not paths:
+        return []
+    listing = "\n".join(f"- {p}" for p in paths)
+    out = [
+        tool_content(text_block(
+            "The run's plan files (edit them before you approve; the run goes on with your "
+            f"version):\n{listing}"
+        )),
+        *(tool_content(resource_link_block(
+            Path(p).name, Path(p).as_uri(), mime_type="text/markdown", title=Path(p).name
+        )) for p in paths),
+    ]  # fmt: skip
+    for path in paths:
+        text = _artefact_text(run_id, Path(path))
+        if text is None:
+            continue
+        if len(text) > MAX_ARTEFACT_TEXT:
+            text = text[:MAX_ARTEFACT_TEXT] + f"\n… (cut here; the whole file is {path})\n"
+        resource = embedded_text_resource(Path(path).as_uri(), text, mime_type="text/markdown")
+        out.append(tool_content(resource_block(resource)))
+    return out
+
+
+def _artefact_text(run_id: str, path: Path) -> str | None:
+    """The text of a run artefact at ``path`` (``<root>/.agentic-lsp/runs/<run-id>/<name>``),
+    read as the run reads it (symlinks and oversized files refused); ``None`` when unreadable."""
+    try:
+        artefacts = RunArtefacts(path.parents[3], run_id)
+        if artefacts.path(path.name) != path:
+            return None
+        return artefacts.read(path.name)
+    except (AgenticError, IndexError, OSError) as exc:
+        log.info("artefact %s not shown: %s", path, exc)
+        return None

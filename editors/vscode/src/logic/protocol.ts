@@ -198,6 +198,9 @@ export interface ReviewQuestion {
   diff: string;
   revisions: number;
   maxRevisions: number;
+  /** Absolute paths of the run's artefact files at a plan gate (`plan.md`, `tickets.md`): the
+   * person may edit them before approving, and the run goes on with the edited files. */
+  artefacts?: string[];
 }
 
 /** A message to a run (`agentic.sendMessage`, the `message` event, a run status's `messages`). */

@@ -178,7 +178,23 @@ export function waitingNotice(run: { runId: string; task: string }, question: Re
   const stage = question.name && question.name !== question.stage ? `${question.name} (${question.stage})` : question.stage;
   const files = question.files.length ? ` · ${question.files.length} file(s) changed` : ' · no changes';
   const revisions = question.revisions ? ` · revision ${question.revisions} of at most ${question.maxRevisions}` : '';
-  return `Run ${who} waits for your review of stage ${stage}${files}${revisions}.`;
+  const names = planFiles(question).map(baseName);
+  const plan = names.length ? ` Edit ${names.join(' and ')} before approving if you like: the run goes on with your version.` : '';
+  return `Run ${who} waits for your review of stage ${stage}${files}${revisions}.${plan}`;
+}
+
+/** The run's artefact files a gate offers for editing (plan.md, tickets.md); none for other gates. */
+export function planFiles(question: ReviewQuestion): string[] {
+  return (question.artefacts ?? []).filter((p) => typeof p === 'string' && p.length > 0);
+}
+
+/** The buttons of a gate's notification: `Open Plan` only where the gate has artefacts. */
+export function gateButtons(question: ReviewQuestion): string[] {
+  return ['Approve', 'Revise…', 'Show Diff', ...(planFiles(question).length ? ['Open Plan'] : [])];
+}
+
+function baseName(path: string): string {
+  return path.split(/[\\/]/).pop() || path;
 }
 
 /** One notification per gate reached: a revision asks again, a repeated event does not. */
@@ -199,6 +215,7 @@ export function questionDocument(run: { runId: string; task: string }, question:
     ...comment(question.question),
     ...comment(question.summary),
     `# Files: ${question.files.join(', ') || 'none'}`,
+    ...planFiles(question).map((p) => `# Plan file (edit it before approving): ${p}`),
     '#',
   ];
   return `${head.join('\n')}\n${question.diff || '# (the stage changed nothing)\n'}`;

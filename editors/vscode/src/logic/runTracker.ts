@@ -179,6 +179,7 @@ function question(value: unknown): ReviewQuestion | null {
     diff: str(q.diff),
     revisions: count(q.revisions),
     maxRevisions: count(q.maxRevisions),
+    ...(Array.isArray(q.artefacts) && q.artefacts.length ? { artefacts: q.artefacts.map(str) } : {}),
   };
 }
 

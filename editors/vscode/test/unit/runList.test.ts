@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ReviewQuestion, RunStatusJson } from '../../src/logic/protocol';
 import {
+  gateButtons,
+  planFiles,
   pruneItems,
   prunableStages,
   questionDocument,
@@ -108,4 +110,22 @@ test("a review gate's notification, its key and its diff document", () => {
   assert.match(doc, /^# Run r1: Type the greeting\n# Review of stage Edit the code \(code\)\n# Approve the change/);
   assert.ok(doc.endsWith(QUESTION.diff));
   assert.match(questionDocument({ runId: 'r1', task: 't' }, { ...QUESTION, diff: '' }), /changed nothing/);
+});
+
+test("a plan gate's notice names the plan files and offers Open Plan; other gates do not", () => {
+  const plan = '/w/.agentic-lsp/runs/r1/plan.md';
+  const tickets = '/w/.agentic-lsp/runs/r1/tickets.md';
+  const gate: ReviewQuestion = { ...QUESTION, stage: 'planning', name: 'Plan and tickets', files: [], diff: '', artefacts: [plan, tickets] };
+  assert.equal(
+    waitingNotice({ runId: 'r1', task: 'Round totals' }, gate),
+    'Run "Round totals" waits for your review of stage Plan and tickets (planning) · no changes. ' +
+      'Edit plan.md and tickets.md before approving if you like: the run goes on with your version.',
+  );
+  assert.deepEqual(gateButtons(gate), ['Approve', 'Revise…', 'Show Diff', 'Open Plan']);
+  assert.deepEqual(planFiles(gate), [plan, tickets]);
+  assert.deepEqual(gateButtons(QUESTION), ['Approve', 'Revise…', 'Show Diff'], 'no artefacts: no Open Plan');
+  assert.deepEqual(gateButtons({ ...QUESTION, artefacts: [] }), ['Approve', 'Revise…', 'Show Diff']);
+  assert.deepEqual(planFiles(QUESTION), []);
+  assert.match(questionDocument({ runId: 'r1', task: 't' }, gate), /# Plan file \(edit it before approving\): \/w\/\.agentic-lsp\/runs\/r1\/tickets\.md\n#\n/);
+  assert.equal(waitingNotice({ runId: 'r1', task: 't' }, { ...gate, artefacts: ['C:\\w\\plan.md'] }).endsWith('Edit plan.md before approving if you like: the run goes on with your version.'), true);
 });

@@ -173,6 +173,18 @@ const QUESTION = {
   stage: 'code', name: 'Code', question: 'Approve?', summary: 'typed', files: ['src/greet.py'], diff: '+x', revisions: 0, maxRevisions: 5,
 };
 
+test("a plan gate's question keeps its artefacts (the plan files); a question without them has none", async () => {
+  const tracker = new RunTracker();
+  const artefacts = ['/w/.agentic-lsp/runs/p1/plan.md', '/w/.agentic-lsp/runs/p1/tickets.md'];
+  tracker.handle(ev('run_started', { task: 'Round totals', workflow: 'plan_and_implement' }, 'p1'));
+  tracker.handle(ev('run_waiting', { status: 'waiting_input', stage: 'planning', question: { ...QUESTION, stage: 'planning', artefacts } }, 'p1'));
+  const state = await tracker.settled('p1');
+  assert.deepEqual(state.pending?.artefacts, artefacts);
+  tracker.handle(ev('run_started', { task: 'Type', workflow: 'gated' }, 'p2'));
+  tracker.handle(ev('review_requested', { ...QUESTION, artefacts: 'not a list' }, 'p2'));
+  assert.equal(tracker.get('p2')?.pending?.artefacts, undefined);
+});
+
 test('a gated run: node states, the question, waiting settles but does not finish, an answer goes on', async () => {
   const tracker = new RunTracker();
   const g = (kind: string, data: Record<string, unknown> = {}) => tracker.handle(ev(kind, data, 'g1'));
