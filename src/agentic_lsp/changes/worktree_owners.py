@@ -24,6 +24,7 @@ from typing import Any
 import pygit2
 
 from agentic_lsp.errors import ChangesetError
+from agentic_lsp.process_info import process_start
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,7 @@ def worktree_of(repo: pygit2.Repository, path: Path) -> str | None:
 def register_owner(repo: pygit2.Repository, run_dir: Path) -> None:
     """Record this process as the run's owner; refuse a run another live process owns."""
     current = _read_registry(run_dir)
-    me = {"pid": os.getpid(), "start": _process_start(os.getpid())}
+    me = {"pid": os.getpid(), "start": process_start(os.getpid())}
     if current is not None:
         if current.get("repo") != common_dir(repo):
             raise ChangesetError(f"{run_dir} belongs to another repository", "use another run id")
@@ -179,16 +180,7 @@ def _owner_alive(registry: Mapping[str, Any]) -> bool:
     except OSError:
         return False
     start = owner.get("start") if isinstance(owner, dict) else None
-    return start is None or _process_start(pid) == start
-
-
-def _process_start(pid: int) -> str | None:
-    """The kernel's start time of a process (tells a reused pid apart); None off Linux."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[-1].split()[19]
+    return start is None or process_start(pid) == start
 
 
 def open_repo(repo_root: Path) -> pygit2.Repository:

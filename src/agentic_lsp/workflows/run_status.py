@@ -6,22 +6,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
+from agentic_lsp.process_info import process_start
 from agentic_lsp.workflows.events import RunReport
 
-
-def _process_start(pid: int) -> str | None:
-    """The kernel's start time of a process (tells a reused pid apart); None off Linux."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[-1].split()[19]
-
-
-OWNER: dict[str, Any] = {"pid": os.getpid(), "start": _process_start(os.getpid())}
+OWNER: dict[str, Any] = {"pid": os.getpid(), "start": process_start(os.getpid())}
 
 
 def owner_alive(owner: dict[str, Any]) -> bool:
@@ -34,7 +24,7 @@ def owner_alive(owner: dict[str, Any]) -> bool:
     except (ProcessLookupError, PermissionError, OSError):
         return False
     start = owner.get("start")
-    return start is None or _process_start(pid) == start
+    return start is None or process_start(pid) == start
 
 
 @dataclass
