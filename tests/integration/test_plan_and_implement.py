@@ -18,13 +18,12 @@ from typing import Any
 
 import pygit2
 import pytest
+from scripted_service import prompts, service_for
 
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.errors import AgenticError
-from agentic_lsp.llm.scripted import Script, ScriptedChatModel
 from agentic_lsp.workflows.artefacts import RunArtefacts
-from agentic_lsp.workflows.run_service import WorkflowService
 
 TEST_COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider"
 CART = '''"""Shopping cart arithmetic."""
@@ -150,24 +149,6 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     engine = open_engine(tmp_path / "shop", tmp_path / "cache")
     yield engine
     asyncio.run(engine.close())
-
-
-def service_for(
-    engine: Engine, steps: list[dict[str, Any]]
-) -> tuple[WorkflowService, dict[str, ScriptedChatModel]]:
-    script = Script.from_steps(steps)
-    models: dict[str, ScriptedChatModel] = {}
-
-    async def factory(roles: list[str]) -> dict[str, ScriptedChatModel]:
-        for role in roles:
-            models.setdefault(role, ScriptedChatModel(script=script, role=role))
-        return models
-
-    return WorkflowService(engine.run_ports(), factory), models
-
-
-def prompts(model: ScriptedChatModel) -> list[str]:
-    return [text for call in model.calls for _, text in call.messages]
 
 
 def left_behind(root: Path) -> tuple[list[str], list[str]]:

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scripted_service import prompts, service_for
 
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.guidance import HEADER
-from agentic_lsp.llm.scripted import Script, ScriptedChatModel
 from agentic_lsp.workflows.run_service import WorkflowService
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "workflows"
@@ -61,24 +61,6 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     engine.sync_blocking(embed=False)
     yield engine
     asyncio.run(engine.close())
-
-
-def service_for(
-    engine: Engine, steps: list[dict[str, Any]]
-) -> tuple[WorkflowService, dict[str, ScriptedChatModel]]:
-    script = Script.from_steps(steps)
-    models: dict[str, ScriptedChatModel] = {}
-
-    async def factory(roles: list[str]) -> dict[str, ScriptedChatModel]:
-        for role in roles:
-            models.setdefault(role, ScriptedChatModel(script=script, role=role))
-        return models
-
-    return WorkflowService(engine.run_ports(), factory), models
-
-
-def prompts(model: ScriptedChatModel) -> list[str]:
-    return [text for call in model.calls for _, text in call.messages]
 
 
 async def until(condition: Any, timeout: float = 20.0) -> None:
