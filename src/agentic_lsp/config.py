@@ -191,6 +191,12 @@ class LLMSettings(_Section):
 
 class ChangesSettings(_Section):
     commit_on_accept: bool = True
+    # Start accept commits' summary with a conventional prefix (fix:, feat:, refactor:,
+    # docs:, test:, chore:) chosen from the paths and the run's workflow (changes/commit_kind.py).
+    commit_prefixes: bool = False
+    # Commit a run's accepted changes on agentic-lsp/run/<run-id> instead of writing the
+    # working tree, which stays as it was with the index and HEAD (changes/run_branch.py).
+    branch_per_run: bool = False
 
 
 class MCPSettings(_Section):

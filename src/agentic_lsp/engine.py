@@ -111,8 +111,7 @@ class Engine:
         self._navigation = Navigation(self._indexer, self.readable)
 
     def heal(self) -> None:
-        """What a killed process left, repaired before anything is served: accepts it
-        interrupted are finished or put back (the accept journal), its sandbox copies removed."""
+        """Before serving: a killed process's accepts finished or undone, its sandboxes removed."""
         from agentic_lsp.agents.isolation import prune_stale_sandboxes
 
         for gone in prune_stale_sandboxes(self.cache_dir / "sandboxes"):
@@ -161,7 +160,8 @@ class Engine:
         """Changesets: propose, show, accept/reject (whole, file, hunk), rollback."""
         from agentic_lsp.changes.change_service import ChangeService
 
-        return ChangeService(self.root, self.cache_dir / "changesets", self.buffer_snapshot)
+        store, settings = self.cache_dir / "changesets", self.settings.changes
+        return ChangeService(self.root, store, self.buffer_snapshot, settings)
 
     @functools.cached_property
     def workflows(self) -> WorkflowService:

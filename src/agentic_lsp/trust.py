@@ -88,6 +88,8 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "llm.repair_target": ("repo", ""),  # which function the repair path rewrites first
     # changes
     "changes.commit_on_accept": ("user", "decides whether accepting a change makes git commits"),
+    "changes.commit_prefixes": ("repo", ""),  # only shapes commit messages
+    "changes.branch_per_run": ("user", "decides whether accepting a change writes the files"),
     # mcp
     "mcp.http_host": ("user", _MCP),
     "mcp.http_port": ("user", _MCP),

@@ -187,7 +187,7 @@ async def accept(
             text = await client.read(session.current.root / path)
             if text is not None:
                 buffers[path] = text
-    if not (client.can_write and modifies):
+    if not (client.can_write and modifies) or service.accepts_to_branch(changeset, commit):
         outcome = await asyncio.to_thread(
             service.accept_on_disk, changeset_id, paths, None, commit=commit, buffers=buffers
         )

@@ -87,6 +87,7 @@ class AcceptOutcome:
     editor_only: list[str] = field(default_factory=list)
     commit_id: str | None = None
     notes: list[str] = field(default_factory=list)
+    branch: str | None = None  # changes.branch_per_run: the run branch holding the commit
 
 
 @dataclass

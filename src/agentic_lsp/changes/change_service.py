@@ -36,6 +36,12 @@ Two ways to accept:
   whose base was the saved content are also written (compare-and-swap) and committed; a file whose
   base was an unsaved buffer stays in the editor only (its disk content is the user's older save,
   and committing would publish their unsaved work).
+
+With ``changes.branch_per_run``, a committing accept of a run's changeset
+(:meth:`accepts_to_branch`) goes to the run's branch instead (:mod:`.run_branch`): nothing is
+written, the working tree, index and HEAD stay as they were; adapters send such accepts to
+:meth:`accept_on_disk`, never through an editor. ``changes.commit_prefixes`` puts a
+conventional prefix on accept commits (:mod:`.commit_kind`).
 """
 
 from __future__ import annotations
@@ -64,11 +70,14 @@ from agentic_lsp.changes.changeset import (
     ProposedEdit,
     build_changeset,
 )
-from agentic_lsp.changes.decisions import mark_accepted, reject, select
+from agentic_lsp.changes.commit_kind import accept_message
+from agentic_lsp.changes.decisions import Selection, mark_accepted, reject, select
 from agentic_lsp.changes.git import GitTracker
 from agentic_lsp.changes.journal import AcceptJournal
 from agentic_lsp.changes.repository import ChangesetRepository
 from agentic_lsp.changes.rollback import RollbackPlan, plan_rollback, undo_accept
+from agentic_lsp.changes.run_branch import accept_on_branch
+from agentic_lsp.config import ChangesSettings
 from agentic_lsp.errors import ChangesetError
 
 log = logging.getLogger(__name__)
@@ -82,8 +91,10 @@ class ChangeService:
         root: Path,
         store_dir: Path,
         buffers: Callable[[], Mapping[str, str]] | None = None,
+        settings: ChangesSettings | None = None,
     ) -> None:
         self.root = Path(os.path.realpath(root))
+        self.settings = settings or ChangesSettings()
         self.repository = ChangesetRepository(store_dir)
         self.git = GitTracker(self.root)
         self.applier = ChangesetApplier(self.root)
@@ -120,10 +131,11 @@ class ChangeService:
         title: str,
         summary: str = "",
         iteration: int = 0,
+        workflow: str = "",
     ) -> Changeset:
         """Build a changeset against current contents (unsaved editor buffers first) and store it.
 
-        Nothing is written to the user's files.
+        Nothing is written to the user's files. ``workflow``: the proposing run's workflow.
         """
         buffers = dict(self._buffers()) if self._buffers is not None else {}
         changeset = build_changeset(
@@ -134,6 +146,7 @@ class ChangeService:
             summary=summary,
             iteration=iteration,
             buffers=buffers,
+            workflow=workflow,
         )
         self.repository.save(changeset)
         self._notify("proposed", changeset)
@@ -191,11 +204,16 @@ class ChangeService:
         commit: bool,
         buffers: Buffers | None = None,
     ) -> AcceptOutcome:
-        """Accept by writing files (no editor). Refused while a buffer holds unsaved text."""
+        """Accept by writing files (no editor). Refused while a buffer holds unsaved text.
+
+        A run's changeset with ``branch_per_run`` (and ``commit``) is committed on its run branch
+        instead, writing nothing (buffers and the working tree do not matter then)."""
         buffers = buffers or {}
         with self._lock:
             changeset = self.get(changeset_id)
             selection = select(changeset, paths, hunks)
+            if self.accepts_to_branch(changeset, commit):
+                return self._accept_on_branch(changeset, selection)
             unsaved = self.applier.unsaved(selection, buffers)
             if unsaved:
                 raise ChangesetError(
@@ -204,6 +222,20 @@ class ChangeService:
                 )
             plan = self.applier.plan(changeset, selection, buffers)
             return self._accept(plan, editor_applied=False, write=True, commit=commit)
+
+    def accepts_to_branch(self, changeset: Changeset, commit: bool) -> bool:
+        """Whether accepting ``changeset`` commits on its run branch (``branch_per_run``, a
+        committing accept, a changeset a workflow run proposed, a git work tree)."""
+        repo, wanted = self.git.repo, commit and self.settings.branch_per_run
+        return bool(wanted and changeset.workflow and repo is not None and not repo.is_bare)
+
+    def _accept_on_branch(self, changeset: Changeset, selection: Selection) -> AcceptOutcome:
+        outcome = accept_on_branch(self.git, changeset, selection, self.settings.commit_prefixes)
+        mark_accepted(changeset, selection)
+        outcome.record.commit_note = "; ".join(outcome.notes)
+        self.repository.save_accept(outcome.record)
+        self._save(changeset)
+        return outcome
 
     def _accept(
         self, plan: AcceptPlan, *, editor_applied: bool, write: bool, commit: bool
@@ -263,7 +295,7 @@ class ChangeService:
         try:
             record.commit_id = self.git.commit_accepted(
                 paths,
-                f"{changeset.title}\n\n{changeset.summary}",
+                accept_message(changeset, paths, self.settings.commit_prefixes),
                 changeset.run_id,
                 changeset.id,
                 contents=contents,

@@ -132,6 +132,8 @@ class Changeset(BaseModel):
     files: list[FileChange] = Field(default_factory=list)
     iteration: int = 0
     notes: list[str] = Field(default_factory=list)
+    # The workflow of the run that proposed it ("": not proposed by a workflow run).
+    workflow: str = ""
 
     def file(self, path: str) -> FileChange:
         """The change for ``path`` (its original or, for a rename, its new path)."""
@@ -185,6 +187,9 @@ class AcceptRecord(BaseModel):
     hunks: dict[str, list[int]] = Field(default_factory=dict)
     commit_id: str | None = None
     commit_note: str = ""
+    # changes.branch_per_run: the run branch holding the commit, and whether this accept made it.
+    branch: str | None = None
+    branch_created: bool = False
     rolled_back: bool = False
     rollback_commit_id: str | None = None
 
@@ -241,6 +246,7 @@ def build_changeset(
     summary: str = "",
     iteration: int = 0,
     buffers: Mapping[str, str] | None = None,
+    workflow: str = "",
 ) -> Changeset:
     """A pending changeset for ``edits``, based on the files as they are now.
 
@@ -273,6 +279,7 @@ def build_changeset(
         iteration=iteration,
         files=changes,
         notes=notes,
+        workflow=workflow,
     )
 
 

@@ -12,6 +12,9 @@ Guarantees:
 * Paths whose accepted text sits in an open editor buffer are listed in
   :attr:`RollbackPlan.buffers` for the caller to restore in the editor; nothing here edits
   buffers, and nothing resets, cleans or checks out.
+* An accept committed on a run branch (``changes.branch_per_run``) wrote no files: rolling it
+  back only moves the run branch back (:func:`~agentic_lsp.changes.run_branch.undo_branch_accept`),
+  refused when the branch moved since.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from agentic_lsp.changes.apply import Buffers, ChangesetApplier, encode
 from agentic_lsp.changes.atomic import FileWrite, file_mode, write_all_or_nothing
 from agentic_lsp.changes.changeset import AcceptRecord, Changeset, PathWrite, resolve_target
 from agentic_lsp.changes.git import GitTracker
+from agentic_lsp.changes.run_branch import check_branch_rollback, undo_branch_accept
 from agentic_lsp.errors import ChangesetError
 
 
@@ -46,6 +50,9 @@ def plan_rollback(
     if record.rolled_back:
         raise ChangesetError(f"accept {record.id} was already rolled back")
     plan = RollbackPlan(record, changeset)
+    if record.branch:  # nothing was written: only the run branch moves back
+        check_branch_rollback(git, record)
+        return plan
     changed: list[str] = []
     for write in record.writes:
         buffer = buffers.get(write.path)
@@ -72,6 +79,10 @@ def undo_accept(applier: ChangesetApplier, git: GitTracker, plan: RollbackPlan) 
     """Restore the disk files of ``plan`` and revert the accept's commit, if any; marks the
     record (and changeset) rolled back. The caller persists them."""
     record = plan.record
+    if record.branch:
+        undo_branch_accept(git, record)
+        _mark_rolled_back(plan)
+        return
     writes = []
     for write in plan.disk:
         absolute, _ = resolve_target(applier.root, write.path)
@@ -88,6 +99,10 @@ def undo_accept(applier: ChangesetApplier, git: GitTracker, plan: RollbackPlan) 
                 [FileWrite(w.path, w.expected, w.mode) for w in writes], applier.root
             )
             raise
-    record.rolled_back = True
+    _mark_rolled_back(plan)
+
+
+def _mark_rolled_back(plan: RollbackPlan) -> None:
+    plan.record.rolled_back = True
     if plan.changeset is not None:
         plan.changeset.status = "rolled_back"

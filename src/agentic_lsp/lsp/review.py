@@ -89,7 +89,8 @@ class Review:
             targets = list(paths) if paths else [change.path for change in changeset.files]
             outcome: AcceptOutcome | None = None
             try:
-                if self.editor_can_apply(changeset, targets):
+                to_branch = service.accepts_to_branch(changeset, commit)  # never in buffers
+                if not to_branch and self.editor_can_apply(changeset, targets):
                     plan = await asyncio.to_thread(
                         service.plan_accept, changeset_id, paths, hunks, buffers
                     )

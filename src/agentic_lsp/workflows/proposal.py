@@ -107,6 +107,7 @@ async def propose_changeset(
             title=title,
             summary=summary,
             iteration=req.iteration,
+            workflow=plan.workflow.name,
         )
     except ChangesetError as exc:
         recorder.log(f"no changeset: {exc.message}", "warning")
