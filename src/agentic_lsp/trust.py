@@ -100,6 +100,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "workflows.test_command": ("repo", ""),
     "workflows.test_timeout_s": ("repo", ""),
     "workflows.max_iterations": ("repo", ""),
+    "workflows.max_parallel_tickets": ("repo", ""),
     "workflows.keep_runs": ("user", "decides how much of the user's run history is kept"),
     "workflows.sandbox_network": ("user", _SANDBOX),
     "workflows.allow_unisolated": ("user", _SANDBOX),

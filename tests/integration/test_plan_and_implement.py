@@ -8,6 +8,7 @@ uncommitted work byte-identical throughout; no worktree or branch left behind.""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import subprocess
 import sys
@@ -229,6 +230,8 @@ async def plan_flow(engine: Engine, git_root: Path) -> None:
         "return sum(prices)", "return round(sum(prices), 2)"
     )
     assert set(files) == {"shop/labels.py", "shop/cart.py"}
+    authors = {f.path: f.author.agent for f in changeset.files}
+    assert authors == {"shop/cart.py": "ticket T1", "shop/labels.py": "ticket T3"}
     assert snapshot(git_root) == before, "nothing written before accept"
     assert left_behind(git_root) == ([], [])
     assert not any((Path(engine.run_ports().cache_dir) / "worktrees").glob("*/*"))
@@ -330,3 +333,49 @@ async def test_pruning_a_ticket_prunes_its_dependants_and_merges_the_rest(engine
     )  # T3 only
     assert "shop/cart.py" in files
     assert left_behind(engine.root) == ([], [])
+
+
+PROSE_PLAN = "## Approach\nRound the total first, then improve the labels in two steps."
+DRAFTED = json.dumps(
+    {
+        "tickets": [
+            {"id": "T1", "goal": "Round the cart total", "files": ["shop/cart.py"]},
+            {
+                "id": "T2",
+                "goal": "Currency in labels",
+                "files": ["shop/labels.py"],
+                "depends_on": ["T1"],
+            },
+        ]
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("drafted", "expected"),
+    [
+        (DRAFTED, ["T1", "T2"]),
+        (DRAFTED.replace('"files": ["shop/cart.py"]', '"depends_on": ["T2"]'), "cycle"),
+    ],
+)
+async def test_a_plan_without_the_tickets_format_gets_its_tickets_as_json(
+    engine: Engine, drafted: str, expected: Any
+) -> None:
+    steps = [  # (the split prompt holds the workflow's stage names too: its steps come first)
+        *[{"role": "analysis", "match": "Split the plan into", "reply": drafted}] * 6,
+        {"role": "analysis", "match": "Understand the code", "reply": DISCOVERY},
+        *[{"role": "analysis", "match": "Plan and tickets", "reply": PROSE_PLAN}] * 3,
+    ]
+    service, _ = service_for(engine, steps)
+    run_id = await service.start_run("Round totals and improve price labels", "plan_and_implement")
+    report = await asyncio.wait_for(service.wait(run_id, until_input=True), 60)
+    artefacts = RunArtefacts(engine.root, run_id)
+    if isinstance(expected, list):
+        assert report.status == "waiting_input", report.error
+        assert [t.id for t in artefacts.tickets().tickets] == expected
+        assert artefacts.tickets().ticket("T2").depends_on == ("T1",)
+        assert artefacts.read("plan.md").startswith("## Approach")
+    else:
+        assert report.status == "aborted"
+        assert "no '# Tickets' section" in report.error and expected in report.error
+        assert not artefacts.exists("tickets.md")

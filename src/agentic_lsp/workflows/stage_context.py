@@ -5,7 +5,6 @@ a person's edits at a gate count), and diffs of edits."""
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -13,12 +12,9 @@ from agentic_lsp.agents.base import AgentContext
 from agentic_lsp.agents.registry import create_agent
 from agentic_lsp.agents.tools import IndexTools
 from agentic_lsp.agents.workspace_view import WorkspaceView
-from agentic_lsp.errors import AgenticError
 from agentic_lsp.workflows.artefacts import ARTEFACTS, RunArtefacts
 from agentic_lsp.workflows.recorder import RunRecorder
-from agentic_lsp.workflows.stage_attempt import StageAttempt
 from agentic_lsp.workflows.state import RetrievalContext, RunState, StageResult
-from agentic_lsp.workflows.tickets import format_tickets, parse_tickets
 
 if TYPE_CHECKING:
     from agentic_lsp.agents.test_runner import TestRunner
@@ -118,7 +114,6 @@ def agent_contexts(
 
 
 ARTEFACT_CONTEXT_CHARS = 24_000
-_TICKETS_HEADING = re.compile(r"^#{1,3}\s*tickets\b.*$", re.IGNORECASE | re.MULTILINE)
 
 
 def artefact_context(env: StageEnv) -> str:
@@ -134,27 +129,3 @@ def artefact_context(env: StageEnv) -> str:
     if not parts:
         return ""
     return "\n\n## The run's artefacts\n" + "\n\n".join(parts)[:ARTEFACT_CONTEXT_CHARS]
-
-
-def keep_artefact(env: StageEnv, kind: str, outcome: StageAttempt) -> None:
-    """Write the stage's answer as its artefact: ``discovery`` -> discovery.md; ``plan`` ->
-    plan.md and tickets.md (the answer's ``# Tickets`` part, parsed and written in the tickets
-    format). A plan without valid tickets fails the attempt, saying what to fix. Blocking."""
-    answer = next((r.output for r in outcome.results.values() if r.ok and r.output), "").strip()
-    artefacts = RunArtefacts(env.tests.root, env.run_id)
-    if kind == "discovery":
-        artefacts.write("discovery.md", answer + "\n")
-        return
-    found = _TICKETS_HEADING.search(answer)
-    if found is None:
-        outcome.fail(
-            "the plan has no '# Tickets' section: end it with the tickets, one '## ID: goal' each"
-        )
-        return
-    try:
-        plan = parse_tickets(answer[found.start() :])
-    except AgenticError as exc:
-        outcome.fail(f"tickets: {exc.message}")
-        return
-    artefacts.write("plan.md", answer[: found.start()].strip() + "\n")
-    artefacts.write("tickets.md", format_tickets(plan))

@@ -26,6 +26,7 @@ from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.agents.workspace_view import WorkspaceView
 from agentic_lsp.llm.metering import current_meter, scope
 from agentic_lsp.workflows.events import StageOutcome
+from agentic_lsp.workflows.plan_tickets import keep_artefact
 from agentic_lsp.workflows.planner import Plan, PlannedStage
 from agentic_lsp.workflows.recorder import RunRecorder
 from agentic_lsp.workflows.redacted import redacted_result as _redacted
@@ -37,7 +38,6 @@ from agentic_lsp.workflows.stage_context import (
     agent_contexts,
     artefact_context,
     edits_diff,
-    keep_artefact,
 )
 from agentic_lsp.workflows.state import (
     FailureContext,
@@ -218,7 +218,7 @@ class StageExecutor:
         )
         outcome = await self.run_agents(stage, attempt, contexts)
         if not outcome.failed and stage.spec.artefact is not None:
-            await asyncio.to_thread(keep_artefact, env, stage.spec.artefact, outcome)
+            await keep_artefact(env, stage.spec.artefact, outcome, stage.task_context)
         if not outcome.failed and "tests" in stage.spec.verify:
             buffers = dict(readable.buffers())
             await outcome.verify(env.tests, view, buffers, readable.redact_output)

@@ -59,10 +59,10 @@ class TicketOutcome:
     ok: bool
     summary: str
     worktree: TicketWorktree | None = None
-    pruned: bool = False  # by the user, or because a ticket it depends on did not finish
     edits: dict[str, str | None] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     test_output: str = ""
+    pruned: bool = False  # by the user, or because a ticket it depends on did not finish
 
     def result(self) -> AgentResult:
         # a pruned ticket does not fail the stage; the others are merged without it
