@@ -5,7 +5,9 @@
  * editor title, ticks and applies the change in the refactor preview, and opens the workflow graph;
  * runs "Agentic: Fix this" from the lightbulb on a JSON diagnostic; and takes a run of a
  * `review: human` workflow through its gate (the notification, the diff, the Runs view, the
- * graph's node states, a message and a revision that reach the model, the approval). Screenshots of each step go to `test-results/` (or
+ * graph's node states, a message and a revision that reach the model, the approval); and takes a
+ * `plan_and_implement` run through its plan gate (Open Plan, tickets.md edited in its editor and
+ * saved by the approval, the edited ticket run). Screenshots of each step go to `test-results/` (or
  * `$AGENTIC_E2E_SCREENSHOTS`).
  *
  * Needs `AGENTIC_E2E_CODE_SERVER` (code-server's `out/node/entry.js`, see
@@ -30,6 +32,8 @@ import {
   HELLO,
   LINES,
   makeWorkspace,
+  PLAN_EDIT,
+  PLAN_TASK,
   PYTHON,
   REVISE_FEEDBACK,
   RUN_MESSAGE,
@@ -207,7 +211,8 @@ before(async () => {
   const settings = {
     'agentic.server.pythonPath': PYTHON,
     'agentic.server.env': { AGENTIC_LSP_CACHE_DIR: env.AGENTIC_LSP_CACHE_DIR, HF_HUB_OFFLINE: '1' },
-    'agentic.server.settings': { llm: { provider: 'scripted', script_path: '${script}' }, index: { watch: false } },
+    // (the test command: plan_and_implement's tests stage; the workspace has no tests of its own)
+    'agentic.server.settings': { llm: { provider: 'scripted', script_path: '${script}' }, index: { watch: false }, workflows: { test_command: 'true' } },
     'agentic.actions.fixWorkflow': 'vscode_edit',
   };
   const made = makeWorkspace(base, { '.vscode/settings.json': JSON.stringify(settings, null, 2) });
@@ -224,6 +229,9 @@ before(async () => {
       'extensions.autoUpdate': false,
       'git.enabled': false,
       'window.commandCenter': false,
+      // VS Code in the browser saves after a delay by default: the plan gate's test edits
+      // tickets.md and leaves it unsaved, for the approval to save it
+      '[markdown]': { 'files.autoSave': 'off' },
     }),
   );
   const csArgs = ['--user-data-dir', userData, '--extensions-dir', path.join(base, 'extensions'), '--config', path.join(base, 'code-server.yaml')];
@@ -503,6 +511,51 @@ test('a run waits at its review gate: the notification shows the diff; a message
   await shot('18-gate-changeset');
   assert.equal(fs.readFileSync(path.join(root, 'src', 'calc.py'), 'utf8').includes('a: int'), false, 'nothing written before accept');
   await palette('Notifications: Clear All Notifications'); // the question asked again beside its diff
+});
+
+test('a plan gate: Open Plan opens plan.md and tickets.md; a ticket edited in its editor is saved on Approve and the run goes on with it', {
+  skip,
+  timeout: 300_000,
+}, async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Agentic: Run Workflow');
+  await pick('plan_and_implement', 'Agentic: Run Workflow');
+  await type(PLAN_TASK, 'Agentic: plan_and_implement');
+  const gate = /waits for your review of stage Plan and tickets[\s\S]*Edit plan\.md and tickets\.md before approving/;
+  const asked = await notice(gate, 'plan-gate');
+  await shot('19-plan-gate');
+  await asked.getByRole('button', { name: 'Open Plan' }).click();
+  await closeCenter();
+  const tab = (name: string) => page.locator('.tabs-container .tab', { hasText: name }).first();
+  await tab('plan.md').waitFor({ timeout: WAIT });
+  await tab('tickets.md').waitFor({ timeout: WAIT });
+  const runsFolder = path.join(root, '.agentic-lsp', 'runs');
+  const [runId] = fs.readdirSync(runsFolder).filter((name) => fs.statSync(path.join(runsFolder, name)).isDirectory());
+  const tickets = path.join(runsFolder, runId, 'tickets.md');
+  const calc = fs.readFileSync(path.join(root, 'src', 'calc.py'), 'utf8');
+  // the person edits the ticket's goal in its editor (tickets.md has the focus) and does not save
+  await page.locator('.monaco-editor .view-line', { hasText: '## T1: Document the adder' }).first().click();
+  await page.keyboard.press('End');
+  await page.keyboard.type(PLAN_EDIT);
+  await page.locator('.tabs-container .tab.dirty', { hasText: 'tickets.md' }).first().waitFor({ timeout: WAIT }).catch(async (error: unknown) => {
+    await shot('timeout-plan-edit');
+    throw error;
+  });
+  assert.equal(fs.readFileSync(tickets, 'utf8').includes(PLAN_EDIT), false, 'not saved yet');
+  // the question comes back next to the plan; approving saves the edited file first, and the
+  // ticket's scripted edit answers only the edited goal
+  const again = await notice(gate, 'plan-gate-again');
+  await shot('20-plan-edited');
+  await again.getByRole('button', { name: 'Approve' }).click();
+  await closeCenter();
+  await until('the edited tickets.md on disk', () => fs.readFileSync(tickets, 'utf8').includes(`## T1: Document the adder${PLAN_EDIT}`));
+  await notice('is ready for review', 'plan-approved');
+  await shot('21-plan-run-finished');
+  await closeCenter();
+  assert.equal(fs.readFileSync(path.join(root, 'src', 'calc.py'), 'utf8'), calc, 'nothing written before accept');
+  assert.equal(git(root, 'for-each-ref', 'refs/heads/agentic-lsp/'), '', 'no branch of the run left');
+  assert.equal(git(root, 'worktree', 'list').split('\n').length, 1, 'no worktree of the run left');
+  await palette('Notifications: Clear All Notifications');
 });
 
 test('a server that cannot start says why and how to fix it', { skip, timeout: 240_000 }, async () => {

@@ -53,6 +53,21 @@ export const FIX_MATCH = `### src/greeting\\.json:\\d+-\\d+ selection \\(editor\
 export const REVISE_FEEDBACK = 'Name the sum total';
 export const RUN_MESSAGE = 'Keep the parameter names a and b';
 
+/** The plan-first run of the e2e test: the plan the scripted planner writes (one ticket), the
+ * words the person adds to the ticket's goal in tickets.md at the plan gate, and the task. The
+ * ticket's scripted edit answers only the edited goal. */
+export const PLAN_TASK = 'Plan the adder docs';
+export const PLAN_REPLY = `## Approach
+Say in the adder's docstring what it returns.
+
+# Tickets
+
+## T1: Document the adder
+- files: src/calc.py
+- depends on: none
+`;
+export const PLAN_EDIT = ' for the user';
+
 export function editReply(old: string, replacement: string, file = 'src/greet.py'): string {
   return `${file}\n<<<<<<< SEARCH\n${old}\n=======\n${replacement}\n>>>>>>> REPLACE\n`;
 }
@@ -73,6 +88,14 @@ export const SCRIPT = [
   // message sent while the run waited gets this edit (a step applies to the first prompt it
   // matches, and the revision's prompt holds the task too: this step comes first)
   { role: 'code', scope: 'conversation', match: `(?=[\\s\\S]*${REVISE_FEEDBACK})(?=[\\s\\S]*${RUN_MESSAGE})`, reply: editReply('    return a + b', '    total = a + b\n    return total', 'src/calc.py') },
+  // plan_and_implement (the plan gate's e2e test): discovery, the plan, and the edited ticket
+  { role: 'analysis', match: 'Understand the code', reply: '## How it works\n`src/calc.py:1` adds two numbers.' },
+  { role: 'analysis', match: 'Plan and tickets', reply: PLAN_REPLY },
+  {
+    role: 'code',
+    match: `Document the adder${PLAN_EDIT}`,
+    reply: editReply('    """Add two numbers."""', '    """Add two numbers; return their sum."""', 'src/calc.py'),
+  },
   { role: 'code', match: 'Type the adder', reply: editReply('def add_numbers(a, b):', 'def add_numbers(a: int, b: int) -> int:', 'src/calc.py') },
 ];
 
