@@ -111,6 +111,33 @@ def write_files(root: Path, edits: Mapping[str, str | None]) -> None:
         target.write_text(text, encoding="utf-8", newline="")
 
 
+def ticket_task(stage_context: str, ticket: Ticket) -> str:
+    """The stage's task context with the ticket's goal as its task: what an agent takes for
+    "the task" (a repair target named in it, for one) is the ticket's, not the whole plan's; the
+    user's task follows as background."""
+    head, marker, rest = stage_context.partition("\nWorkflow: ")
+    if not head.startswith("Task: ") or not marker:
+        return f"Task: {ticket.goal}\n\n{stage_context}"
+    return f"Task: {ticket.goal}{marker}{rest}\n\nThe ticket is part of the plan for: {head[6:]}"
+
+
+def focused(context: RetrievalContext | None, ticket: Ticket) -> RetrievalContext | None:
+    """The stage's retrieved code with the ticket's files only, when it holds any of them
+    (a ticket that lists its files is about them; without them it keeps everything)."""
+    if context is None or not ticket.files:
+        return context
+    mine = [s for s in context.snippets if _in_files(s.path, ticket.files)]
+    if not mine:
+        return context
+    return context.model_copy(
+        update={"snippets": mine, "files": [f for f in context.files if _in_files(f, ticket.files)]}
+    )
+
+
+def _in_files(path: str, files: tuple[str, ...]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in files)
+
+
 def ticket_brief(ticket: Ticket, plan: TicketPlan) -> str:
     deps = ", ".join(ticket.depends_on) or "none"
     lines = [
@@ -272,9 +299,11 @@ class TicketStage:
         await asyncio.to_thread(write_files, here, self.view.pending)
         view = WorkspaceView(self.view.readable, self.view.buffers, pending)
         tests = TestRunner(here, env.tests.settings, env.tests.cache_dir)
-        task = f"{self.stage.task_context}{context}\n\n{ticket_brief(ticket, plan)}"
+        brief = ticket_brief(ticket, plan)
+        task = f"{ticket_task(self.stage.task_context, ticket)}{context}\n\n{brief}"
         contexts = agent_contexts(
-            env, self.stage, self.state, view, self.attempt, self.retrieval, self.enriched,
+            env, self.stage, self.state, view, self.attempt,
+            focused(self.retrieval, ticket), focused(self.enriched, ticket),
             task, tests, log_prefix=f"{self.stage.id}/{ticket.id}",
         )  # fmt: skip
         attempt = await self.executor.run_agents(self.stage, self.attempt, contexts)
