@@ -236,6 +236,24 @@ async def plan_flow(engine: Engine, git_root: Path) -> None:
     assert left_behind(git_root) == ([], [])
     assert not any((Path(engine.run_ports().cache_dir) / "worktrees").glob("*/*"))
 
+    # reviewed file by file: the labels first, then the cart; each accept is one commit of
+    # exactly that file, and the user's own uncommitted work stays as it was
+    engine.changes.accept_on_disk(report.changeset_id, paths=["shop/labels.py"], commit=True)
+    assert (root / "shop" / "labels.py").read_text() == RESOLVED
+    assert (root / "shop" / "cart.py").read_text() == CART
+    engine.changes.accept_on_disk(report.changeset_id, paths=["shop/cart.py"], commit=True)
+    assert (root / "shop" / "cart.py").read_text() == files["shop/cart.py"]
+    repo = pygit2.Repository(str(git_root))
+    head = repo.head.peel(pygit2.Commit)
+    assert [len(c.parents) for c in (head, head.parents[0])] == [1, 1]
+    workspace = root.relative_to(git_root)
+    assert repo.diff(head.parents[0], head).stats.files_changed == 1
+    assert (workspace / "shop" / "cart.py").as_posix() in {
+        d.delta.new_file.path for d in repo.diff(head.parents[0], head)
+    }
+    assert (root / "README.md").read_text() == DIRTY_README
+    assert (root / "notes.txt").read_text() == UNTRACKED
+
 
 KILLED_RUN = """
 import asyncio, sys
