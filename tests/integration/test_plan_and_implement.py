@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -397,3 +398,19 @@ async def test_a_plan_without_the_tickets_format_gets_its_tickets_as_json(
         assert report.status == "aborted"
         assert "no '# Tickets' section" in report.error and expected in report.error
         assert not artefacts.exists("tickets.md")
+
+
+async def test_a_workspace_without_git_is_told_why(tmp_path: Path) -> None:
+    make_repo(tmp_path / "shop")
+    shutil.rmtree(tmp_path / "shop" / ".git")
+    engine = open_engine(tmp_path / "shop", tmp_path / "cache")
+    try:
+        service, _ = service_for(engine, STEPS)
+        run_id = await service.start_run("Round totals", "plan_and_implement")
+        await asyncio.wait_for(service.wait(run_id, until_input=True), 60)
+        await service.respond(run_id, "approve")
+        report = await asyncio.wait_for(service.wait(run_id), 60)
+        assert report.status == "aborted"
+        assert "is not in a git repository: tickets run in git worktrees" in report.error
+    finally:
+        await engine.close()

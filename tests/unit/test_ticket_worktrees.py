@@ -311,19 +311,33 @@ KILLED = textwrap.dedent(
     from pathlib import Path
     from agentic_lsp.changes.worktrees import TicketWorktrees, snapshot_base
     root, folder = Path(sys.argv[1]), Path(sys.argv[2])
+    tickets = TicketWorktrees(root, folder)
+    tickets.claim("dead")
     base = snapshot_base(root, "dead")
-    TicketWorktrees(root, folder).create("dead", "t1", base)
+    if sys.argv[3] == "ticket":
+        tickets.create("dead", "t1", base)
     os.kill(os.getpid(), 9)
     """
 )
 
 
-def create_and_die(root: Path, folder: Path) -> None:
+def create_and_die(root: Path, folder: Path, until: str = "ticket") -> None:
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     proc = subprocess.run(
-        [sys.executable, "-c", KILLED, str(root), str(folder)], env=env, timeout=120
+        [sys.executable, "-c", KILLED, str(root), str(folder), until], env=env, timeout=120
     )
     assert proc.returncode == -9
+
+
+def test_a_run_killed_after_its_snapshot_leaves_nothing_prune_stale_keeps(
+    repo_root: Path, wdir: Path
+) -> None:
+    """claim() records the owner before the base branch exists: a crash between the snapshot
+    and the first ticket still leaves nothing behind once pruned."""
+    create_and_die(repo_root, wdir, until="snapshot")
+    assert own_branches(repo_root) == ["agentic-lsp/dead/base"]
+    assert "branch agentic-lsp/dead/base" in prune_stale(repo_root, wdir)
+    assert own_branches(repo_root) == [] and os.listdir(wdir) == []
 
 
 def test_prune_stale_removes_a_killed_owners_leftovers_and_keeps_a_live_ones(

@@ -150,6 +150,16 @@ class TicketWorktrees:
         self.worktrees_dir = outside_repo(self.repo, Path(worktrees_dir))
         self._lock = threading.RLock()
 
+    def claim(self, run_id: str) -> None:
+        """Record this process as the owner of ``run_id``'s branches and worktrees before the
+        first of them exists (the base snapshot's branch included), so that a crash at any point
+        leaves nothing :func:`prune_stale` would not remove."""
+        check_id("run id", run_id)
+        with self._lock:
+            run_dir = self.worktrees_dir / run_id
+            run_dir.mkdir(parents=True, exist_ok=True)
+            register_owner(self.repo, run_dir)
+
     def create(self, run_id: str, ticket_id: str, base: BaseSnapshot | str) -> TicketWorktree:
         """Branch ``agentic-lsp/<run>/<ticket>`` at ``base``, checked out in a new worktree."""
         check_id("run id", run_id)

@@ -175,40 +175,45 @@ class TicketStage:
         self.retrieval = retrieval
         self.enriched = enriched
         self.root: Path = self.env.tests.root
-        self.worktrees = TicketWorktrees(self.root, self.env.tests.cache_dir / WORKTREES_FOLDER)
+        self.worktrees: TicketWorktrees  # opened in run(), off the event loop
         self.limit = asyncio.Semaphore(self.env.tests.settings.max_parallel_tickets)
         self.offset = PurePosixPath(".")
 
     async def run(self) -> StageAttempt:
         env = self.env
+        outcome = StageAttempt({})
         try:
             plan = await asyncio.to_thread(RunArtefacts(self.root, env.run_id).tickets)
             context = await asyncio.to_thread(artefact_context, env)
             self.offset = await asyncio.to_thread(workspace_offset, self.root)
-            base = await asyncio.to_thread(take_snapshot, self.root, env.run_id)
+            folder = env.tests.cache_dir / WORKTREES_FOLDER
+            self.worktrees = await asyncio.to_thread(TicketWorktrees, self.root, folder)
         except AgenticError as exc:
-            outcome = StageAttempt({})
             outcome.fail(exc.message)
             return outcome
         try:
-            outcomes = await self._run_tickets(plan, base, context)
-            attempt = StageAttempt(
-                {f"ticket {t.id}": outcomes[t.id].result() for t in plan.order()}
-            )
-            attempt.test_output = "\n".join(
-                o.test_output for o in outcomes.values() if o.test_output
-            )
-            if any(not o.ok and not o.pruned for o in outcomes.values()):
-                attempt.failed = True
-                return attempt
-            ordered = [outcomes[t.id] for t in plan.order() if outcomes[t.id].ok]
-            if not ordered:
-                attempt.fail("every ticket was pruned: nothing to merge")
-                return attempt
-            await merge_tickets(self, base, ordered, attempt)
-            return attempt
+            await asyncio.to_thread(self.worktrees.claim, env.run_id)
+            base = await asyncio.to_thread(take_snapshot, self.root, env.run_id)
+            return await self._implement(plan, base, context)
+        except AgenticError as exc:
+            outcome.fail(exc.message)
+            return outcome
         finally:
             await asyncio.to_thread(self.worktrees.cleanup_run, env.run_id)
+
+    async def _implement(self, plan: TicketPlan, base: BaseSnapshot, context: str) -> StageAttempt:
+        outcomes = await self._run_tickets(plan, base, context)
+        attempt = StageAttempt({f"ticket {t.id}": outcomes[t.id].result() for t in plan.order()})
+        attempt.test_output = "\n".join(o.test_output for o in outcomes.values() if o.test_output)
+        if any(not o.ok and not o.pruned for o in outcomes.values()):
+            attempt.failed = True
+            return attempt
+        ordered = [outcomes[t.id] for t in plan.order() if outcomes[t.id].ok]
+        if not ordered:
+            attempt.fail("every ticket was pruned: nothing to merge")
+            return attempt
+        await merge_tickets(self, base, ordered, attempt)
+        return attempt
 
     async def _run_tickets(
         self, plan: TicketPlan, base: BaseSnapshot, context: str
