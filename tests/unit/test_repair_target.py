@@ -114,3 +114,16 @@ def test_attempts_take_the_best_then_the_second_or_retrieval_order_when_spread()
         tried.append(target.key)
     assert spread == [("f0", 0), ("f1", 0), ("f2", 0), ("f0", SEED_STRIDE), ("f0", 2 * SEED_STRIDE)]
     assert pick(targets[:1], 2, True, [targets[0].key]) == (targets[0], SEED_STRIDE)
+
+
+def test_a_function_the_user_pointed_at_stays_the_target_of_every_attempt() -> None:
+    from agentic_lsp.agents.repair_target import SEED_STRIDE, pick
+
+    editor = Target("pkg/a.py", sym("chosen", "function"), "editor", 0.0)
+    named = Target("pkg/a.py", sym("named", "function"), "named", 3.0)
+    picks = [pick([editor, named], n) for n in (1, 2, 3)]
+    assert [(t.symbol.name, offset) for t, offset in picks] == [
+        ("chosen", 0),
+        ("chosen", SEED_STRIDE),
+        ("chosen", 2 * SEED_STRIDE),
+    ]

@@ -174,11 +174,13 @@ def candidates(
     fits the model's context wins), each with its seed offset.
 
     First the attempt's own target: the best, then the second, then the best again with
-    other seeds; ``spread`` (retrieval's order, nothing named): the best-ranked target no
-    earlier attempt of the stage tried (``tried``: their ``path::qualname`` keys, read from
-    the run state), and when every one was tried, the best again with new seeds. The ranking
-    may change between attempts (adaptive retrieval re-ranks after a failure), so the rule
-    reads what was tried, not the attempt's number. Then the others, best first."""
+    other seeds (a function the user pointed at in the editor stays first for every attempt,
+    with new seeds: they chose it); ``spread`` (retrieval's order, nothing named): the
+    best-ranked target no earlier attempt of the stage tried (``tried``: their
+    ``path::qualname`` keys, read from the run state), and when every one was tried, the best
+    again with new seeds. The ranking may change between attempts (adaptive retrieval re-ranks
+    after a failure), so the rule reads what was tried, not the attempt's number. Then the
+    others, best first."""
     times = Counter(tried)
 
     def offset(target: Target) -> int:
@@ -188,7 +190,7 @@ def candidates(
         untried = [t for t in targets if t.key not in times]
         again = [t for t in targets if t.key in times]
         return [(t, offset(t)) for t in [*untried, *again]]
-    if attempt == 2 and len(targets) > 1:
+    if attempt == 2 and len(targets) > 1 and targets[0].source != "editor":
         first, first_offset = targets[1], 0
     else:
         first, first_offset = targets[0], SEED_STRIDE * (attempt - 1)
