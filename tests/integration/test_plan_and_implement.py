@@ -237,9 +237,13 @@ async def plan_flow(engine: Engine, git_root: Path) -> None:
     assert left_behind(git_root) == ([], [])
     assert not any((Path(engine.run_ports().cache_dir) / "worktrees").glob("*/*"))
 
-    # reviewed file by file: the labels first, then the cart; each accept is one commit of
-    # exactly that file, and the user's own uncommitted work stays as it was
-    engine.changes.accept_on_disk(report.changeset_id, paths=["shop/labels.py"], commit=True)
+    # reviewed hunk by hunk: the labels' one hunk first, then the cart's; each accept is one
+    # commit of exactly that file, and the user's own uncommitted work stays as it was
+    labels = changeset.file("shop/labels.py")
+    assert [h.index for h in labels.hunks] == [0]
+    engine.changes.accept_on_disk(
+        report.changeset_id, paths=["shop/labels.py"], hunks=[0], commit=True
+    )
     assert (root / "shop" / "labels.py").read_text() == RESOLVED
     assert (root / "shop" / "cart.py").read_text() == CART
     engine.changes.accept_on_disk(report.changeset_id, paths=["shop/cart.py"], commit=True)
