@@ -418,3 +418,24 @@ async def test_a_workspace_without_git_is_told_why(tmp_path: Path) -> None:
         assert "is not in a git repository: tickets run in git worktrees" in report.error
     finally:
         await engine.close()
+
+
+async def test_other_workflows_never_look_at_a_symlinked_agentic_lsp_folder(tmp_path: Path) -> None:
+    """A repository may link .agentic-lsp elsewhere: only a workflow that writes artefacts
+    refuses it (saying why); the others run as before."""
+    make_repo(tmp_path / "shop")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "shop" / ".agentic-lsp").symlink_to(tmp_path / "elsewhere")
+    engine = open_engine(tmp_path / "shop", tmp_path / "cache")
+    try:
+        service, _ = service_for(engine, [{"role": "analysis", "reply": "It sums the prices."}])
+        run_id = await service.start_run("How is the total computed?", "explain")
+        report = await asyncio.wait_for(service.wait(run_id), 60)
+        assert report.status == "succeeded", report.error
+        service, _ = service_for(engine, STEPS)
+        run_id = await service.start_run("Round totals", "plan_and_implement")
+        report = await asyncio.wait_for(service.wait(run_id, until_input=True), 60)
+        assert report.status == "aborted" and "symlink" in report.error, report.error
+        assert list((tmp_path / "elsewhere").iterdir()) == []
+    finally:
+        await engine.close()

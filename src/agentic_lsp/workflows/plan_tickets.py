@@ -93,6 +93,13 @@ async def drafted_tickets(env: StageEnv, task: str, plan: str) -> TicketPlan:
 
 async def keep_artefact(env: StageEnv, kind: str, outcome: StageAttempt, task: str) -> None:
     """Write the stage's answer as its artefact(s), or fail the attempt saying why."""
+    try:
+        await _keep(env, kind, outcome, task)
+    except AgenticError as exc:  # the artefacts refused (a symlinked folder, too large, ...)
+        outcome.fail(exc.message)
+
+
+async def _keep(env: StageEnv, kind: str, outcome: StageAttempt, task: str) -> None:
     answer = next((r.output for r in outcome.results.values() if r.ok and r.output), "").strip()
     artefacts = RunArtefacts(env.tests.root, env.run_id)
     if kind == "discovery":

@@ -118,7 +118,10 @@ ARTEFACT_CONTEXT_CHARS = 24_000
 
 def artefact_context(env: StageEnv) -> str:
     """The run's artefacts as its next stages read them: from their files, so that what a person
-    changed at a gate is what the run goes on with. Empty when the run wrote none. Blocking."""
+    changed at a gate is what the run goes on with. Empty when the run wrote none, and for a
+    workflow that writes none (its folder is never looked at then). Blocking."""
+    if not any(stage.artefact for stage in env.plan.workflow.stages):
+        return ""
     artefacts = RunArtefacts(env.tests.root, env.run_id)
     parts = []
     for name in ARTEFACTS:

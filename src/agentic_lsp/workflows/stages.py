@@ -24,6 +24,7 @@ from agentic_lsp.agents.base import AgentContext, AgentResult
 from agentic_lsp.agents.registry import create_agent, needs_context
 from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.agents.workspace_view import WorkspaceView
+from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.metering import current_meter, scope
 from agentic_lsp.workflows.events import StageOutcome
 from agentic_lsp.workflows.plan_tickets import keep_artefact
@@ -212,7 +213,12 @@ class StageExecutor:
             tickets = TicketStage(self, stage, state, view, attempt, retrieval, enriched)
             return await tickets.run()
         readable = env.index.navigation.readable
-        context = stage.task_context + await asyncio.to_thread(artefact_context, env)
+        try:
+            context = stage.task_context + await asyncio.to_thread(artefact_context, env)
+        except AgenticError as exc:  # the run's artefacts refused (a symlinked folder, ...)
+            refused = StageAttempt({})
+            refused.fail(exc.message)
+            return refused
         contexts = agent_contexts(
             env, stage, state, view, attempt, retrieval, enriched, context, env.tests
         )
