@@ -7,6 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pygit2
 import pytest
 import yaml
 
@@ -109,3 +110,25 @@ def test_a_gated_run_without_a_terminal_is_left_waiting_and_says_how_to_answer(
     assert "? edit waits for your review" in captured.err
     assert "waits for your review of edit; it is kept" in captured.err
     assert "run succeeded" not in captured.err
+
+
+def test_a_plan_gate_names_the_plan_files_to_edit(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan = "## Approach\nRound it.\n\n# Tickets\n\n## T1: Round the total\n- files: shop/cart.py\n"
+    configure(
+        workspace,
+        [
+            {"role": "analysis", "match": "Understand the code", "reply": "It sums prices."},
+            {"role": "analysis", "match": "Plan and tickets", "reply": plan},
+        ],
+    )
+    pygit2.init_repository(str(workspace))
+    assert (
+        main(["run", "round the totals", "--workflow", "plan_and_implement", "-w", str(workspace)])
+        == 0
+    )
+    err = capsys.readouterr().err
+    for name in ("plan.md", "tickets.md"):
+        assert re.search(rf"the plan: .*/\.agentic-lsp/runs/\w+/{name} \(edit it", err), err
+    assert "waits for your review of planning; it is kept" in err

@@ -122,6 +122,10 @@ async def _until_done(engine: Any, run_id: str, err: Console) -> RunReport:
             return report
         question = report.pending or {}
         print(question.get("diff", ""), end="", flush=True)
+        for path in question.get("artefacts") or []:
+            err.print(
+                f"the plan: {path} (edit it before you approve)", markup=False, soft_wrap=True
+            )
         answer = await asyncio.to_thread(_ask_review, str(question.get("stage", "")))
         if answer is None:
             err.print(
