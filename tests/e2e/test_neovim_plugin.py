@@ -634,3 +634,20 @@ def test_lazy_nvim_git_url_next_to_agentic_nvim(tmp_path: Path) -> None:
     assert "agentic-lsp: Neovim" in report["health"]
     assert "agentic.nvim" not in report["health"]
     assert "Error" not in proc.stderr, proc.stderr
+
+
+def test_a_plan_gate_opens_and_saves_the_plan_files(tmp_path: Path) -> None:
+    """A run waiting at its plan gate (events as the server sends them): the notification names
+    the plan files, :AgenticOpenPlan opens them, an unsaved edit is written when the gate is
+    answered (the run reads the files)."""
+    root = tmp_path / "repo"
+    runs = root / ".agentic-lsp" / "runs" / "run1"
+    runs.mkdir(parents=True)
+    (runs / "plan.md").write_text("## Approach\nRound it.\n")
+    (runs / "tickets.md").write_text("# Tickets\n\n## T1: Round the total\n")
+    extra = {
+        "AGENTIC_NVIM_PLAN": str(runs / "plan.md"),
+        "AGENTIC_NVIM_TICKETS": str(runs / "tickets.md"),
+    }
+    run_scenario(tmp_path, "plan_gate_spec", root, {}, extra)
+    assert (runs / "tickets.md").read_text().startswith("# Tickets (edited in Neovim)\n")

@@ -204,6 +204,16 @@ M.specs = {
       desc = 'agentic-lsp: approve the stage a run waits at [runId]',
     },
   },
+  AgenticOpenPlan = {
+    function(args)
+      agentic().open_plan(args.fargs[1])
+    end,
+    {
+      nargs = '?',
+      complete = complete_runs({ waiting_input = true }),
+      desc = 'agentic-lsp: open plan.md and tickets.md of a run waiting at its plan gate [runId]',
+    },
+  },
   AgenticRevise = {
     function(args)
       agentic().revise(args.args)

@@ -157,8 +157,22 @@ local function announce_gate(run, question)
     return
   end
   run.announced = key
+  local files = type(question.artefacts) == 'table' and question.artefacts or {}
+  local plan = ''
+  if #files > 0 then
+    local names = vim.tbl_map(function(path)
+      return vim.fn.fnamemodify(path, ':t')
+    end, files)
+    plan = ('; edit %s first if you like (:AgenticOpenPlan), the run goes on with the files'):format(
+      table.concat(names, ', ')
+    )
+  end
   M.notify(
-    ('agentic-lsp: run %s waits for your review of stage %s (:AgenticApprove / :AgenticRevise)'):format(run.id, stage),
+    ('agentic-lsp: run %s waits for your review of stage %s (:AgenticApprove / :AgenticRevise)%s'):format(
+      run.id,
+      stage,
+      plan
+    ),
     vim.log.levels.WARN
   )
 end

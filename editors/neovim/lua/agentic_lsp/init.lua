@@ -207,6 +207,11 @@ function M.approve(run_id, done)
   runs().approve(run_id, done)
 end
 
+--- Open the plan files (plan.md, tickets.md) of a run waiting at its plan gate.
+function M.open_plan(run_id, done)
+  runs().open_plan(run_id, done)
+end
+
 --- Send the stage under review back with `feedback`.
 function M.revise(feedback, run_id, done)
   runs().revise(feedback, run_id, done)

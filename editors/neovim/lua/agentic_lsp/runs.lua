@@ -7,6 +7,7 @@ local events = require('agentic_lsp.events')
 local M = {}
 
 local given = events.given
+local save_plan_files
 
 local function report(done, err, result)
   if err then
@@ -67,10 +68,51 @@ local function changed(run_id)
   require('agentic_lsp.run_view').changed(run_id)
 end
 
+--- The plan files (plan.md, tickets.md) a run waits on at its plan gate, or {}.
+local function plan_files(run_id)
+  local run = run_id and events.runs[run_id] or nil
+  local pending = run and run.pending or nil
+  return type(pending) == 'table' and type(pending.artefacts) == 'table' and pending.artefacts or {}
+end
+
+--- Unsaved edits of a run's plan files are written first: the run reads the files.
+save_plan_files = function(run_id)
+  for _, path in ipairs(plan_files(run_id)) do
+    local buf = vim.fn.bufnr(path)
+    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd('silent write')
+      end)
+    end
+  end
+end
+
+--- Open the plan files of `run_id` (default: the newest run of this session waiting at a plan
+--- gate), tickets.md last so that it has the cursor.
+function M.open_plan(run_id, done)
+  if not run_id or run_id == '' then
+    for _, run in ipairs(events.waiting_runs()) do
+      if #plan_files(run.id) > 0 then
+        run_id = run.id
+        break
+      end
+    end
+  end
+  local files = plan_files(run_id)
+  if #files == 0 then
+    return report(done, 'no run waits at a plan gate (plan_and_implement) in this session')
+  end
+  for _, path in ipairs(files) do
+    vim.cmd('split ' .. vim.fn.fnameescape(path))
+  end
+  report(done, nil, files)
+end
+
 --- Answer the review gate of `run_id` (default: the newest waiting run): `decision` is
 --- 'approve' or 'revise' (with `feedback`). The run goes on; its events follow.
 function M.respond(decision, feedback, run_id, done)
   resolve(run_id, M.PREFER.respond, true, done, function(id)
+    save_plan_files(id)
     local arg = { runId = id, decision = decision, feedback = given(feedback) }
     client.execute('respond', arg, function(err, status)
       if err then
