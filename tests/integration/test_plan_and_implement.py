@@ -439,3 +439,44 @@ async def test_other_workflows_never_look_at_a_symlinked_agentic_lsp_folder(tmp_
         assert list((tmp_path / "elsewhere").iterdir()) == []
     finally:
         await engine.close()
+
+
+UNRESOLVED = "<<<<<<< ours\nstill both\n=======\nand this\n>>>>>>> theirs\n"
+
+
+@pytest.mark.parametrize("answer", ["edited", "revised"])
+async def test_a_conflict_the_model_cannot_resolve_goes_to_a_person(
+    engine: Engine, answer: str
+) -> None:
+    steps = [dict(step) for step in STEPS]
+    steps[4] = {"role": "code", "match": "Your ticket: T3 ", "reply": T3}
+    steps[5] = {"role": "code", "match": "changed the same lines of", "reply": UNRESOLVED}
+    guidance = "keep the separators and the currency"
+    steps.append({"role": "code", "match": guidance, "reply": f"```python\n{RESOLVED}```"})
+    service, models = service_for(engine, steps)
+    run_id = await service.start_run("Round totals and improve price labels", "plan_and_implement")
+    await asyncio.wait_for(service.wait(run_id, until_input=True), 60)
+    await service.respond(run_id, "approve")  # the plan
+    report = await asyncio.wait_for(service.wait(run_id, until_input=True), 60)
+    assert report.status == "waiting_input", report.error
+    status = await service.status(run_id)
+    assert status.stage == "implement" and status.pending is not None
+    assert status.pending["files"] == ["shop/labels.py"]
+    assert "<<<<<<<" in status.pending["diff"]
+    (copy,) = [Path(p) for p in status.pending["artefacts"]]
+    assert copy.name == "labels.py" and "<<<<<<<" in copy.read_text()
+    assert not copy.is_relative_to(engine.root)  # the ticket's worktree, in the cache folder
+    if answer == "edited":
+        copy.write_text(RESOLVED)
+        await service.respond(run_id, "approve")
+    else:
+        await service.respond(run_id, "revise", guidance)
+    report = await asyncio.wait_for(service.wait(run_id), 60)
+    assert report.status == "succeeded", report.error
+    files = {f.path: f.proposed for f in engine.changes.get(report.changeset_id).files}
+    assert files["shop/labels.py"] == RESOLVED
+    tickets = [p for p in prompts(models["code"]) if "Your ticket: T" in p]
+    assert len(tickets) == 3, "the tickets done before the run waited are not done again"
+    merges = [p for p in prompts(models["code"]) if "changed the same lines of" in p]
+    assert len(merges) == (1 if answer == "edited" else 2)  # the model is not asked again
+    assert left_behind(engine.root) == ([], [])

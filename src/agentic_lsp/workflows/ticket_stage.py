@@ -12,10 +12,11 @@
   at once. A ticket that fails prunes every ticket that depends on it.
 - The collector merges the tickets' commits in dependency order (git's three-way merge, in
   memory). A conflict goes to a merge step (:mod:`agentic_lsp.workflows.merge_step`): the model
-  gets the file with its conflict markers and writes it resolved; without a usable answer the
-  stage fails with the conflict in its errors. Nothing is overwritten silently.
+  gets the file with its conflict markers and writes it resolved; when it cannot, a person is
+  asked (the run waits). Nothing is overwritten silently.
 - The merged result joins the run's changeset like any stage's edits. Worktrees and branches are
-  removed when the stage ends, whatever happened (and at the next start after a crash).
+  removed when the stage ends, whatever happened (and at the next start after a crash), except
+  while the run waits for a person: then they are kept, and done tickets are not done again.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 import pygit2
+from langgraph.errors import GraphInterrupt
 
 from agentic_lsp.agents.base import AgentResult
 from agentic_lsp.agents.test_runner import TestRunner
@@ -42,6 +44,7 @@ from agentic_lsp.workflows.merge_step import decoded, in_workspace, merge_ticket
 from agentic_lsp.workflows.stage_attempt import StageAttempt
 from agentic_lsp.workflows.stage_context import agent_contexts, artefact_context
 from agentic_lsp.workflows.state import RetrievalContext, RunState
+from agentic_lsp.workflows.ticket_resume import done_message, done_ticket, kept_base
 from agentic_lsp.workflows.tickets import Ticket, TicketPlan
 from agentic_lsp.workspace import resolve_in_workspace
 
@@ -191,15 +194,22 @@ class TicketStage:
         except AgenticError as exc:
             outcome.fail(exc.message)
             return outcome
+        waits = False
         try:
             await asyncio.to_thread(self.worktrees.claim, env.run_id)
-            base = await asyncio.to_thread(take_snapshot, self.root, env.run_id)
+            base = await asyncio.to_thread(kept_base, self.worktrees, env.run_id)
+            if base is None:
+                base = await asyncio.to_thread(take_snapshot, self.root, env.run_id)
             return await self._implement(plan, base, context)
+        except GraphInterrupt:  # a person is asked (a merge conflict): the tickets are kept
+            waits = True
+            raise
         except AgenticError as exc:
             outcome.fail(exc.message)
             return outcome
         finally:
-            await asyncio.to_thread(self.worktrees.cleanup_run, env.run_id)
+            if not waits:
+                await asyncio.to_thread(self.worktrees.cleanup_run, env.run_id)
 
     async def _implement(self, plan: TicketPlan, base: BaseSnapshot, context: str) -> StageAttempt:
         outcomes = await self._run_tickets(plan, base, context)
@@ -296,6 +306,12 @@ class TicketStage:
         context: str,
     ) -> TicketOutcome:
         env = self.env
+        done = await asyncio.to_thread(done_ticket, self.worktrees, env.run_id, ticket.id)
+        if done is not None:
+            kept, done_files = done
+            edits = in_workspace(decoded(done_files), self.offset)
+            summary = f"ticket {ticket.id}: {ticket.goal} (done before the run waited)"
+            return TicketOutcome(ticket, True, summary, kept, edits)
         deps = [outcomes[t.id] for t in plan.order() if t.id in ticket.depends_on]
         start, carried = await asyncio.to_thread(self._start_of, ticket, base, deps)
         worktree = await asyncio.to_thread(self.worktrees.create, env.run_id, ticket.id, start)
@@ -353,4 +369,4 @@ class TicketStage:
         self, worktree: TicketWorktree, ticket: Ticket, edits: dict[str, str | None]
     ) -> str:
         write_files(worktree.path / self.offset, edits)
-        return self.worktrees.commit(worktree, f"{ticket.id}: {ticket.goal}")
+        return self.worktrees.commit(worktree, done_message(ticket.id, ticket.goal))
