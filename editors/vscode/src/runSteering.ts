@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import type { AgenticClient } from './client';
 import type { PickItem } from './logic/quickPicks';
-import { gateButtons, planFiles, pruneItems, questionKey, runActions, runNow, waitingNotice, type RunAction } from './logic/runList';
+import { gateButtons, openLabel, planFiles, pruneItems, questionKey, runActions, runNow, waitingNotice, type RunAction } from './logic/runList';
 import {
   ServerCommand,
   type AgenticEvent,
@@ -148,7 +148,7 @@ export class RunSteering {
         await this.guarded('Revising', () => this.reviseTarget(target, question));
         return;
       }
-      if (choice === 'Open Plan') {
+      if (choice === openLabel(question)) {
         await this.guarded('Opening the plan', () => this.openPlan(question));
       } else {
         await this.openQuestion(run, question);

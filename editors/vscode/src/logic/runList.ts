@@ -188,9 +188,22 @@ export function planFiles(question: ReviewQuestion): string[] {
   return (question.artefacts ?? []).filter((p) => typeof p === 'string' && p.length > 0);
 }
 
-/** The buttons of a gate's notification: `Open Plan` only where the gate has artefacts. */
+const PLAN_NAMES = new Set(['discovery.md', 'plan.md', 'tickets.md']);
+
+/** The button that opens a gate's files: `Open Plan` for a plan gate, `Open File` for another
+ * file to edit (a merge conflict handed to the user); none without files. */
+export function openLabel(question: ReviewQuestion): string | undefined {
+  const files = planFiles(question);
+  if (!files.length) {
+    return undefined;
+  }
+  return files.every((f) => PLAN_NAMES.has(baseName(f))) ? 'Open Plan' : 'Open File';
+}
+
+/** The buttons of a gate's notification: an open button only where the gate has files. */
 export function gateButtons(question: ReviewQuestion): string[] {
-  return ['Approve', 'Revise…', 'Show Diff', ...(planFiles(question).length ? ['Open Plan'] : [])];
+  const open = openLabel(question);
+  return ['Approve', 'Revise…', 'Show Diff', ...(open ? [open] : [])];
 }
 
 function baseName(path: string): string {

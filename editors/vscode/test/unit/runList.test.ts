@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import type { ReviewQuestion, RunStatusJson } from '../../src/logic/protocol';
 import {
   gateButtons,
+  openLabel,
   planFiles,
   pruneItems,
   prunableStages,
@@ -126,6 +127,10 @@ test("a plan gate's notice names the plan files and offers Open Plan; other gate
   assert.deepEqual(gateButtons(QUESTION), ['Approve', 'Revise…', 'Show Diff'], 'no artefacts: no Open Plan');
   assert.deepEqual(gateButtons({ ...QUESTION, artefacts: [] }), ['Approve', 'Revise…', 'Show Diff']);
   assert.deepEqual(planFiles(QUESTION), []);
+  const conflict = { ...QUESTION, artefacts: ['/cache/worktrees/run1/T3/shop/labels.py'] };
+  assert.equal(openLabel(conflict), 'Open File', 'a merge conflict handed to the user');
+  assert.deepEqual(gateButtons(conflict), ['Approve', 'Revise…', 'Show Diff', 'Open File']);
+  assert.equal(openLabel(QUESTION), undefined);
   assert.match(questionDocument({ runId: 'r1', task: 't' }, gate), /# Plan file \(edit it before approving\): \/w\/\.agentic-lsp\/runs\/r1\/tickets\.md\n#\n/);
   assert.equal(waitingNotice({ runId: 'r1', task: 't' }, { ...gate, artefacts: ['C:\\w\\plan.md'] }).endsWith('Edit plan.md before approving if you like: the run goes on with your version.'), true);
 });
