@@ -48,6 +48,11 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.workflow_eval_candidates import (
+    judge_candidates,
+    judge_text_copy,
+    spy_on_candidates,
+)
 from benchmarks.workflow_eval_core import (
     FunctionSpan,
     categorise,
@@ -327,6 +332,13 @@ def judge(
         git(copy, "apply", "--whitespace=nowarn", "-", stdin=task["gold_patch"])
     else:
         write_changeset(copy, files)
+    return judge_prepared(copy, task, python, sandbox)
+
+
+def judge_prepared(
+    copy: Path, task: dict[str, Any], python: str, sandbox: bool
+) -> tuple[Any, str, list[str]]:
+    """Apply the test patch to a checkout copy that holds the change, and run the tests."""
     reset = apply_test_patch(copy, task.get("test_patch", ""))
     found, output = run_judge(
         copy,
@@ -532,6 +544,7 @@ def evaluate(task: dict[str, Any], args: argparse.Namespace, cache_dir: Path) ->
         "max_iterations": args.max_iterations,
         "edit_format": args.edit_format or "auto",
         "samples_setting": args.samples,
+        "judge_candidates": bool(getattr(args, "judge_candidates", False)),
         "load_start": os.getloadavg(),
         "machine": machine_facts(),  # at the start: the source that runs the task
         "timed_out": False,
@@ -590,7 +603,11 @@ def evaluate(task: dict[str, Any], args: argparse.Namespace, cache_dir: Path) ->
         else:
             context = oracle_context(task, spans, sources, record) if args.oracle_function else None
             before = snapshot(user_root)
-            report, changeset = asyncio.run(run_workflow(user_root, task, args, record, context))
+            spying = spy_on_candidates() if args.judge_candidates else contextlib.nullcontext()
+            with spying as spy:
+                report, changeset = asyncio.run(
+                    run_workflow(user_root, task, args, record, context)
+                )
             after = snapshot(user_root)
             touched = snapshot_diff(before, after)
             if touched:
@@ -617,6 +634,17 @@ def evaluate(task: dict[str, Any], args: argparse.Namespace, cache_dir: Path) ->
                 record["test_files_reset"] = reset
                 record["judge"] = found.summary() if found is not None else None
                 record["judge_output_tail"] = judge_output[-3000:]
+            if spy is not None:  # pass@k: every distinct rewrite, judged like the chosen one
+                proposed = {c.target_path: c.proposed for c in changeset.files} if changeset else {}
+
+                def one(path: str, text: str) -> tuple[Any, str]:
+                    done = judge_text_copy(
+                        user_root, work, path, text,
+                        lambda copy: judge_prepared(copy, task, python, sandbox),
+                    )  # fmt: skip
+                    return done[0], done[1]
+
+                record["candidates"], record["pass_at"] = judge_candidates(spy, proposed, one)
         if found is not None and not found.solved and not found.still_failing and found.broken:
             pre_existing = parent_failures(user_root, work, task, python, sandbox, found.broken)
             record["judge_pre_existing"] = pre_existing
@@ -735,6 +763,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--no-judge-sandbox", action="store_true", help="judge without bubblewrap")
     p.add_argument("--keep", action="store_true", help="keep each task's work folder")
+    p.add_argument(
+        "--judge-candidates",
+        action="store_true",
+        help="also judge every distinct rewrite the repair path screened with the fix's tests "
+        "(pass@k: did the model write a fix the selection missed?)",
+    )
     p.add_argument("--per-repo", type=int, help="only the first N tasks of each repository")
     p.add_argument(
         "--cold",

@@ -19,6 +19,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.workflow_eval_candidates import pass_at_rows
 from benchmarks.workflow_eval_core import CATEGORIES, LEGACY_CATEGORIES, on_target, result_key
 
 REFERENCES = {"unchanged": "leave the code as it is", "gold": "gold patches"}
@@ -243,6 +244,7 @@ def render_model(
             f"| some attempt rewrote a gold function | {agg['any_hits']}/{agg['any_n']} "
             f"({rate:.1f}%) |"
         )
+    out += pass_at_rows(list(records))
     out += [
         f"| model calls per task, mean / median | {_fmt(agg['calls_mean'])} / "
         f"{_fmt(agg['calls_median'])} (tasks with usage: {agg['with_usage']}) |",

@@ -279,3 +279,28 @@ def test_localize_only_ranks_the_repair_targets_without_a_model(bench: dict[str,
     assert (record["target_rank"], record["top1"], record["category"]) == (1, True, "hit@1")
     assert record["target_sources"][0] == "named"
     assert "| top-1 is a gold function | 1/1 (100.0%) |" in render([record])
+
+
+def test_judge_candidates_judges_every_distinct_rewrite_with_the_fixs_tests(
+    bench: dict[str, Path],
+) -> None:
+    # three distinct rewrites, two of them right: pass@3 holds whichever one the run chooses
+    samples = [_fenced("    return a * b\n"), _fenced("    return a + b\n")]
+    samples.append(_fenced("    return b + a\n"))
+    extra = ("--edit-format", "function", "--samples", "3", "--judge-candidates")
+    record = _run(bench, "candidates", samples, extra=extra)
+    assert record["judge_candidates"] is True
+    entries = record["candidates"]
+    assert [e["attempt"] for e in entries] == [1, 1, 1]
+    assert sum(e["solved"] for e in entries) == 2, entries
+    assert sum(e["chosen"] for e in entries) == 1
+    chosen = next(e for e in entries if e["chosen"])
+    assert chosen["solved"] is record["solved"]
+    passed = record["pass_at"]
+    assert passed["distinct"] == 3 and passed["passing"] == 2
+    assert passed["first_attempt"] is True and passed["any_attempt"] is True
+    assert passed["chosen_passes"] is record["solved"]
+    assert passed["first_attempt_samples"] == 3
+    report = render([record])
+    assert "| pass@3: a first-attempt rewrite passes the fix's tests | 1/1 (100.0%) |" in report
+    assert "| distinct rewrites judged / passing the fix's tests | 3 of 3 / 2 |" in report

@@ -668,3 +668,41 @@ def test_report_shows_the_repair_figures_beside_the_references() -> None:
     assert "| a gold function in the top 2 | 1/1 (100.0%) |" in text
     legacy = render([_record(3, "tests_still_failing")])  # records from before
     assert "| category: tests_still_failing | 1 |" in legacy
+
+
+def test_judge_candidates_judges_a_rewrite_once_across_attempts() -> None:
+    from types import SimpleNamespace
+
+    from benchmarks.workflow_eval_candidates import Seen, Spy, judge_candidates
+
+    spy = Spy(
+        [
+            Seen(1, "m.py::f", "m.py", ["right", "wrong"], [5, 3], 8),
+            Seen(2, "m.py::f", "m.py", ["wrong", "other"], [4, 1], 8),
+        ]
+    )
+    calls: list[str] = []
+
+    def judge_one(path: str, text: str) -> tuple[object, str]:
+        calls.append(text)
+        verdict = SimpleNamespace(solved=text == "right", summary=lambda: {"text": text})
+        return verdict, ""
+
+    entries, passed = judge_candidates(spy, {"m.py": "wrong"}, judge_one)
+    assert calls == ["right", "wrong", "other"]  # "wrong" judged once, reused in attempt 2
+    assert [(e["attempt"], e["rank"], e["solved"], e["chosen"]) for e in entries] == [
+        (1, 1, True, False),
+        (1, 2, False, True),
+        (2, 1, False, True),
+        (2, 2, False, False),
+    ]
+    assert passed == {
+        "attempts_with_candidates": 2,
+        "samples": 16,
+        "first_attempt_samples": 8,
+        "distinct": 3,
+        "passing": 1,
+        "first_attempt": True,
+        "any_attempt": True,
+        "chosen_passes": False,
+    }
