@@ -47,6 +47,14 @@ class IndexSettings(_Section):
     store: Literal["edge", "qdrant"] = "edge"
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
+    team_index: str | None = Field(
+        None,
+        description=(
+            "A team index file (`agentic-lsp index --export`), e.g. on a share CI writes to: "
+            "its vectors are added to the local cache when it changes, so only what differs "
+            "from its commit is embedded here. User-only."
+        ),
+    )
     embedding_model: str = Field(
         "bundled:all-MiniLM-L6-v2",
         description=(

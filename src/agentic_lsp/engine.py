@@ -29,6 +29,7 @@ from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary,
 from agentic_lsp.index.retrieval.search import Searcher, SearchResponse
 from agentic_lsp.index.storage.opening import OpenedStore, open_store
 from agentic_lsp.index.sync import Watcher
+from agentic_lsp.index.team_index import import_shared
 from agentic_lsp.navigation import Navigation, PreciseNavigation, ReadableFiles
 from agentic_lsp.navigation.call_graph import CallGraphService
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
@@ -84,6 +85,7 @@ class Engine:
         self.heal()
         idx = self.settings.index
         model_id = embedding_model_id(idx.embedding_model)
+        import_shared(idx.team_index, self.cache_dir, model_id)  # the team's vectors, if set
         dim, unavailable = store_dimension(self.settings, self.cache_dir, model_id)
         self._opened = open_store(
             idx.store,
@@ -171,18 +173,16 @@ class Engine:
         return WorkflowService(self.run_ports())
 
     def workflow(self, name: str) -> WorkflowSpec:
-        """The named workflow (the workspace's own first, then the shipped ones), read now.
-
-        Raises :class:`~agentic_lsp.errors.AgenticError` naming the choices for an unknown or
-        invalid one. Opens no index, loads no model, imports no LLM stack: a command checks its
+        """The named workflow (the workspace's own first, then the shipped ones), read now;
+        an unknown or invalid one raises :class:`~agentic_lsp.errors.AgenticError` naming the
+        choices. Opens no index, loads no model, imports no LLM stack: a command checks its
         arguments with it before doing anything heavy."""
         from agentic_lsp.workflows.loader import load_catalog
 
         return load_catalog(self.root).get(name)
 
     def workflow_mermaid(self, name: str) -> str:
-        """The workflow as mermaid, every optional stage planned (as ``workflows.graph_mermaid``
-        draws a workflow), without the run service and its LLM stack."""
+        """The workflow as mermaid, every optional stage planned, without the LLM stack."""
         from agentic_lsp.workflows.graph import workflow_mermaid
 
         return workflow_mermaid(self.workflow(name))

@@ -51,6 +51,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "index.redact_secrets": ("user", _SECRETS),
     "index.store": ("user", _STORE),
     "index.qdrant_url": ("user", _HOSTS),
+    "index.team_index": ("user", "decides which vectors rank the user's search results"),
     "index.qdrant_api_key": ("user", "is a credential"),
     "index.embedding_model": ("user", _MODEL),
     "index.embedding_batch_size": ("repo", ""),

@@ -110,6 +110,22 @@ def build_parser() -> argparse.ArgumentParser:
         "this in the background; without it they are counted as waiting)",
     )
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    share = index.add_mutually_exclusive_group()
+    share.add_argument(
+        "--export",
+        type=Path,
+        metavar="FILE",
+        help="index with every vector, then write the committed files' vectors to FILE "
+        "(a team index: built once, e.g. in CI, imported by everyone)",
+    )
+    share.add_argument(
+        "--import",
+        dest="import_",
+        type=Path,
+        metavar="FILE",
+        help="add a team index's vectors to this workspace's cache before indexing: "
+        "only what differs from its commit is embedded",
+    )
     index.set_defaults(handler=_cmd_index)
 
     search = sub.add_parser("search", help="search an indexed workspace")

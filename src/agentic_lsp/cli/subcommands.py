@@ -130,16 +130,27 @@ def index(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     root = _project(args.path, "index")
+    export, import_ = getattr(args, "export", None), getattr(args, "import_", None)
+    if args.no_embed and (export or import_):
+        raise AgenticError("--no-embed leaves no vectors to export or import", "drop --no-embed")
     engine = Engine(root, _settings(root, args))
+    if import_ is not None:
+        from agentic_lsp.cli.team_index_cmd import import_team_index
+
+        import_team_index(engine, import_, err)
     engine.open()
     opened = time.perf_counter() - started
     embed = not args.no_embed
     try:
         with _ProgressBar(enabled=err.is_terminal and not args.json) as bar:
             summary = engine.sync_blocking(bar, embed=embed, background=False)
-            if embed and args.all_vectors and not summary.cancelled:
+            if embed and (args.all_vectors or export) and not summary.cancelled:
                 engine.embed_remaining(summary, bar)
         summary.deferred, summary.functions_pending = engine.vectors_pending()
+        if export is not None and not summary.cancelled:
+            from agentic_lsp.cli.team_index_cmd import export_team_index
+
+            export_team_index(engine, export, err)
     finally:
         closing = time.perf_counter()
         engine.close_blocking()

@@ -18,6 +18,8 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
+CACHE_FILE = "embeddings.sqlite"  # in a workspace's cache folder
+
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS vectors"
     " (model TEXT, hash TEXT, vec BLOB, PRIMARY KEY (model, hash))"
@@ -73,6 +75,15 @@ class EmbeddingCache:
         with self._lock:
             self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
             self._db.commit()
+
+    def add_missing(self, items: Sequence[tuple[str, np.ndarray]]) -> int:
+        """Add vectors the cache does not have yet (those it has win); how many were added."""
+        rows = [(self.model_id, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items]
+        with self._lock:
+            before = self._db.total_changes
+            self._db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?)", rows)
+            self._db.commit()
+            return self._db.total_changes - before
 
     def embed_cached(
         self, items: Sequence[tuple[str, str]], embed: Callable[[list[str]], np.ndarray]

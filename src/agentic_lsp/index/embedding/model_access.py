@@ -19,7 +19,7 @@ from agentic_lsp.config import Settings, cache_root
 from agentic_lsp.foreground import yield_to_editor
 from agentic_lsp.heap import collector_paused, settle_heap
 from agentic_lsp.index.build import FileBuild
-from agentic_lsp.index.embedding.cache import EmbeddingCache
+from agentic_lsp.index.embedding.cache import CACHE_FILE, EmbeddingCache
 from agentic_lsp.index.embedding.model import Embedder, load_embedder
 from agentic_lsp.index.storage.vector_store import Point, VectorStore
 
@@ -71,7 +71,7 @@ class ModelAccess(ABC):
                     settle_heap(collect=False)
                 self._embedder = embedder
                 self._cache = EmbeddingCache(
-                    self.cache_dir / "embeddings.sqlite",
+                    self.cache_dir / CACHE_FILE,
                     self._embedder.model_id,
                     self._embedder.dim,
                 )
