@@ -47,14 +47,9 @@ class IndexSettings(_Section):
     store: Literal["edge", "qdrant"] = "edge"
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
-    team_index: str | None = Field(
-        None,
-        description=(
-            "A team index file (`agentic-lsp index --export`), e.g. on a share CI writes to: "
-            "its vectors are added to the local cache when it changes, so only what differs "
-            "from its commit is embedded here. User-only."
-        ),
-    )
+    qdrant_shards: int | None = Field(None, ge=1, le=1024, description="Shards when created.")
+    qdrant_replicas: int | None = Field(None, ge=1, le=16, description="Replicas when created.")
+    team_index: str | None = Field(None, description="A team index file, imported when changed.")
     embedding_model: str = Field(
         "bundled:all-MiniLM-L6-v2",
         description=(

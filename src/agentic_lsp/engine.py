@@ -27,9 +27,9 @@ from agentic_lsp.index.indexer import Indexer
 from agentic_lsp.index.opening_state import state_snapshot, store_dimension
 from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary, ProgressFn
 from agentic_lsp.index.retrieval.search import Searcher, SearchResponse
-from agentic_lsp.index.storage.opening import OpenedStore, open_store
+from agentic_lsp.index.storage.opening import OpenedStore, open_store, server_options
 from agentic_lsp.index.sync import Watcher
-from agentic_lsp.index.team_index import import_shared
+from agentic_lsp.index.team_index import TeamIndex, import_shared
 from agentic_lsp.navigation import Navigation, PreciseNavigation, ReadableFiles
 from agentic_lsp.navigation.call_graph import CallGraphService
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
@@ -90,9 +90,8 @@ class Engine:
         self._opened = open_store(
             idx.store,
             path=self.cache_dir / "store",
-            url=idx.qdrant_url,
-            api_key=idx.qdrant_api_key,
             dim=dim,
+            **server_options(idx),
             model_id=model_id,
         )
         if self._opened.recovered_from is not None:
@@ -171,6 +170,11 @@ class Engine:
         from agentic_lsp.workflows.run_service import WorkflowService
 
         return WorkflowService(self.run_ports())
+
+    @functools.cached_property
+    def team_index(self) -> TeamIndex:
+        """Import (before :meth:`open`) and export of the team's vectors."""
+        return TeamIndex(self.root, self.settings.index, self.cache_dir, lambda: self.indexer)
 
     def workflow(self, name: str) -> WorkflowSpec:
         """The named workflow (the workspace's own first, then the shipped ones), read now;
@@ -355,14 +359,10 @@ class Engine:
         dense: bool | None = None,
     ) -> SearchResponse:
         """Files (``functions=False``) or two-phase results; ``lanes`` None: the task's own.
-
-        ``dense=False`` answers from the lexical, symbol and mention signals only: no query
-        embedding, so the embedding model is never loaded (nor functions embedded) for it.
-        ``None`` (servers): dense once a local model is loaded; until then the answer comes at
-        once from the other signals, with a note, while the model loads in the background — a
-        first request never waits seconds for it (an Ollama embedder loads nothing here: it is
-        asked at once). ``True`` waits for the model.
-        """
+        ``dense=False``: the lexical, symbol and mention signals only (no model loaded). ``None``
+        (servers): dense once a local model is loaded; until then at once from the other signals,
+        with a note, while the model loads in the background (an Ollama embedder is asked at
+        once). ``True`` waits for the model."""
         searcher = self.searcher
         note = None
         if dense is None:

@@ -27,7 +27,12 @@ from agentic_lsp.index.embedding.model import (
     model_folder,
 )
 from agentic_lsp.index.parsing.languages import CODE_LANGUAGES
-from agentic_lsp.index.storage.opening import meta_problem, open_store, recorded_dim
+from agentic_lsp.index.storage.opening import (
+    meta_problem,
+    open_store,
+    recorded_dim,
+    server_options,
+)
 from agentic_lsp.index.storage.vector_store import COLLECTIONS
 from agentic_lsp.navigation.server_commands import (
     INSTALL_HINTS,
@@ -134,13 +139,9 @@ def store_health(
                 "set index.qdrant_url",
             )
         try:
+            # the workspace's own tenant: the path names it, as when the server opens it
             opened = open_store(
-                "qdrant",
-                path=None,
-                url=idx.qdrant_url,
-                api_key=idx.qdrant_api_key,
-                dim=dim,
-                model_id=model_id,
+                "qdrant", path=store_dir, dim=dim, model_id=model_id, **server_options(idx)
             )
         except AgenticError as exc:
             return "FAIL", f"Qdrant server: {exc.message}", exc.hint

@@ -51,6 +51,8 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "index.redact_secrets": ("user", _SECRETS),
     "index.store": ("user", _STORE),
     "index.qdrant_url": ("user", _HOSTS),
+    "index.qdrant_shards": ("user", "shapes collections on a server the user chose"),
+    "index.qdrant_replicas": ("user", "shapes collections on a server the user chose"),
     "index.team_index": ("user", "decides which vectors rank the user's search results"),
     "index.qdrant_api_key": ("user", "is a credential"),
     "index.embedding_model": ("user", _MODEL),

@@ -72,12 +72,32 @@ def point(
     return Point(key, payload, dense=dense, sparse=encode_sparse(terms(text or key)))
 
 
-@pytest.fixture(params=["edge", "qdrant"])
+def _neighbour(client: QdrantClient) -> None:
+    """Another workspace on the same server, holding points under the keys and paths the tests
+    use (and more): every test of the store's contract then runs beside it, so a read, count,
+    delete or search that leaves its own tenant fails the test."""
+    other = open_server_store(client, dim=DIM, model_id=MODEL, namespace="neighbour")
+    paths = ["a.py", "b.py", "c.go", "b.ts", "rare.py", "new.py", "heavy.py", "README.md"]
+    names = ["f", "g", "h", "k", "render", "parse_config", "tokenize"]
+    for collection in ("files", "functions", "sections"):
+        found = [point(p, p, kind="file", text="rare identifier parse", dense=unit(i))
+                 for i, p in enumerate(paths)]  # fmt: skip
+        found += [point(f"{p}::{n}", p, text=f"{n} parse render tokenize", dense=unit(99 - j))
+                  for p in paths for j, n in enumerate(names)]  # fmt: skip
+        other.store.upsert(collection, found)
+    other.store.close()
+
+
+@pytest.fixture(params=["edge", "qdrant", "qdrant-shared"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
     if request.param == "edge":
         opened = open_store("edge", path=tmp_path / "store", dim=DIM, model_id=MODEL)
-    else:
+    elif request.param == "qdrant":
         opened = open_store("qdrant", url=":memory:", dim=DIM, model_id=MODEL)
+    else:
+        client = QdrantClient(":memory:")
+        _neighbour(client)
+        opened = open_server_store(client, dim=DIM, model_id=MODEL, namespace="mine")
     assert opened.recovered_from is None
     yield opened.store
     opened.store.close()
@@ -408,30 +428,72 @@ def test_edge_store_in_use_is_not_moved(tmp_path: Path) -> None:
 # --- server backend: naming, compatibility, errors -------------------------------------------
 
 
-def test_server_collections_are_per_model_and_namespace() -> None:
+def test_server_workspaces_share_one_collection_set_per_model() -> None:
     client = QdrantClient(":memory:")
     a = open_server_store(client, dim=DIM, model_id=MODEL, namespace="ws/one")
+    assert "as tenant ws_one" in a.message
     a.store.upsert("files", [point("a.py", "a.py", dense=unit(1))])
     a.store.close()
     again = open_server_store(client, dim=DIM, model_id=MODEL, namespace="ws/one")
     assert again.store.count("files") == 1
     other_ws = open_server_store(client, dim=DIM, model_id=MODEL, namespace="ws/two")
     assert other_ws.store.count("files") == 0
+    # the same key in another checkout is another point: neither overwrites the other
+    other_ws.store.upsert("files", [point("a.py", "a.py", dense=unit(2), branch="two")])
+    assert again.store.get("files", ["a.py"])[0].payload.get("branch") is None
+    assert other_ws.store.get("files", ["a.py"])[0].payload["branch"] == "two"
+    assert "tenant" not in again.store.get("files", ["a.py"])[0].payload
+    other_ws.store.delete_paths("files", ["a.py"])
+    assert again.store.count("files") == 1 and other_ws.store.count("files") == 0
+    # one collection per kind for every workspace; another model gets its own set
     bigger = open_server_store(client, dim=DIM * 2, model_id=MODEL, namespace="ws/one")
     assert bigger.store.count("files") == 0
-    assert "left untouched" in bigger.message
-    assert collection_names("ws/one", DIM, MODEL)["files"] in bigger.message
+    names = {c.name for c in client.get_collections().collections}
+    assert names == {
+        *collection_names(DIM, MODEL).values(),
+        *collection_names(DIM * 2, MODEL).values(),
+    }
     assert again.store.count("files") == 1
+
+
+def test_server_lists_a_workspaces_collections_of_the_earlier_layout() -> None:
+    client = QdrantClient(":memory:")
+    from qdrant_client import models as qm
+
+    old = "agentic_lsp-ws_one-files-s3-0badf00d"
+    client.create_collection(old, vectors_config=qm.VectorParams(size=3, distance=qm.Distance.DOT))
+    opened = open_server_store(client, dim=DIM, model_id=MODEL, namespace="ws/one")
+    assert "earlier layout left untouched" in opened.message and old in opened.message
+    assert old in {c.name for c in client.get_collections().collections}
+    other = open_server_store(client, dim=DIM, model_id=MODEL, namespace="ws/two")
+    assert "earlier layout" not in other.message
+
+
+def test_server_collections_are_created_with_the_shards_and_replicas_asked_for() -> None:
+    client = QdrantClient(":memory:")
+    asked: list[dict[str, object]] = []
+    create = client.create_collection
+
+    def spy(name: str, **kwargs: object) -> bool:
+        asked.append({"name": name, "shards": kwargs.get("shard_number"),
+                      "replicas": kwargs.get("replication_factor")})  # fmt: skip
+        return create(name, **kwargs)  # type: ignore[arg-type]
+
+    client.create_collection = spy  # type: ignore[method-assign]
+    opened = open_server_store(client, dim=DIM, model_id=MODEL, shards=6, replicas=2)
+    assert [(a["shards"], a["replicas"]) for a in asked] == [(6, 2)] * 3
+    opened.store.close()
+    open_server_store(client, dim=DIM, model_id=MODEL, namespace="later").store.close()
+    assert len(asked) == 3  # existing collections are reused, not recreated
 
 
 def test_server_namespace_defaults_to_a_hash_of_the_cache_path(tmp_path: Path) -> None:
     a = open_store("qdrant", path=tmp_path / "a", url=":memory:", dim=DIM, model_id=MODEL)
     b = open_store("qdrant", path=tmp_path / "b", url=":memory:", dim=DIM, model_id=MODEL)
-    names_a = a.store.names  # type: ignore[attr-defined]
-    names_b = b.store.names  # type: ignore[attr-defined]
-    assert names_a["files"] != names_b["files"]
+    tenant_a = a.store.tenant  # type: ignore[attr-defined]
+    assert tenant_a != b.store.tenant  # type: ignore[attr-defined]
     again = open_store("qdrant", path=tmp_path / "a", url=":memory:", dim=DIM, model_id=MODEL)
-    assert again.store.names == names_a  # type: ignore[attr-defined]
+    assert again.store.tenant == tenant_a  # type: ignore[attr-defined]
     for opened in (a, b, again):
         opened.store.close()
 
@@ -440,7 +502,7 @@ def test_server_collection_with_wrong_layout_is_recreated() -> None:
     client = QdrantClient(":memory:")
     from qdrant_client import models as qm
 
-    name = collection_names("ws", DIM, MODEL)["functions"]
+    name = collection_names(DIM, MODEL)["functions"]
     client.create_collection(name, vectors_config=qm.VectorParams(size=3, distance=qm.Distance.DOT))
     opened = open_server_store(client, dim=DIM, model_id=MODEL, namespace="ws")
     assert "recreated" in opened.message

@@ -29,15 +29,20 @@ import re
 import sqlite3
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.embedding.cache import CACHE_FILE, EmbeddingCache
+from agentic_lsp.index.embedding.model import embedding_model_id
 from agentic_lsp.index.storage.vector_store import COLLECTIONS, VectorStore
+
+if TYPE_CHECKING:
+    from agentic_lsp.config import IndexSettings
 
 log = logging.getLogger(__name__)
 
@@ -318,3 +323,27 @@ def import_shared(setting: str | None, cache_dir: Path, model_id: str) -> Import
         path, done.commit or "no commit", done.added, done.kept, done.invalid,
     )  # fmt: skip
     return done
+
+
+class TeamIndex:
+    """A workspace's side of the team index (``Engine.team_index``): import into its embedding
+    cache, export of its index. ``indexer`` opens the index when called (export needs it)."""
+
+    def __init__(
+        self, root: Path, index: IndexSettings, cache_dir: Path, indexer: Callable[[], Any]
+    ) -> None:
+        self.root, self.cache_dir, self._open_index = root, cache_dir, indexer
+        self.model_id = embedding_model_id(index.embedding_model)
+
+    def import_file(self, path: Path) -> ImportSummary:
+        """Before the index opens: the artefact's vectors into the embedding cache."""
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        return import_vectors(path.expanduser(), self.cache_dir / CACHE_FILE, self.model_id)
+
+    def export_file(self, path: Path, version: str) -> ExportSummary:
+        """After a sync with every vector: the committed files' vectors written to ``path``."""
+        indexer = self._open_index()
+        dim = indexer.embedder().dim
+        out = path.expanduser().absolute()
+        cache = self.cache_dir / CACHE_FILE
+        return export_vectors(self.root, indexer.store, cache, self.model_id, dim, out, version)

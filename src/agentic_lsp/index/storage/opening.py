@@ -11,7 +11,7 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
 from agentic_lsp.index.storage.vector_store import (
@@ -21,6 +21,9 @@ from agentic_lsp.index.storage.vector_store import (
     OpenedStore,
     VectorStore,
 )
+
+if TYPE_CHECKING:
+    from agentic_lsp.config import IndexSettings
 
 
 def open_store(
@@ -32,6 +35,8 @@ def open_store(
     dim: int,
     model_id: str,
     namespace: str | None = None,
+    shards: int | None = None,
+    replicas: int | None = None,
 ) -> OpenedStore:
     """Open (or create) the store for one workspace.
 
@@ -39,9 +44,10 @@ def open_store(
     corrupt or incompatible directory (other schema version, dim or model) is renamed to
     ``<path>.corrupt-<UTC timestamp>`` — never deleted — and a fresh empty store is created.
     ``qdrant``: ``url`` is the server (``":memory:"`` for an in-process store). ``namespace``
-    keeps workspaces apart on a shared server; by default it is a hash of ``path`` (the
-    workspace's cache folder), else ``"default"``. Collection names also carry a schema/dim/
-    model fingerprint so vectors of different models never mix (see
+    names the workspace's tenant in the server's shared collections; by default it is a hash of
+    ``path`` (the workspace's cache folder), else ``"default"``. Collection names carry a
+    schema/dim/model fingerprint so vectors of different models never mix; ``shards`` and
+    ``replicas`` shape collections the call creates (see
     :mod:`agentic_lsp.index.storage.qdrant`).
 
     Raises :class:`IndexUnavailable` when nothing can be done (server unreachable, store in use
@@ -62,9 +68,25 @@ def open_store(
         if namespace is None:
             namespace = _path_namespace(path) if path is not None else "default"
         return open_server_store(
-            url, api_key=api_key, dim=dim, model_id=model_id, namespace=namespace
+            url,
+            api_key=api_key,
+            dim=dim,
+            model_id=model_id,
+            namespace=namespace,
+            shards=shards,
+            replicas=replicas,
         )
     raise ValueError(f"unknown store kind {kind!r}")
+
+
+def server_options(index: IndexSettings) -> dict[str, Any]:
+    """``open_store``'s server arguments from the index settings."""
+    return {
+        "url": index.qdrant_url,
+        "api_key": index.qdrant_api_key,
+        "shards": index.qdrant_shards,
+        "replicas": index.qdrant_replicas,
+    }
 
 
 def _path_namespace(path: Path) -> str:

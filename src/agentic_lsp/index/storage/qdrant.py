@@ -1,11 +1,19 @@
 """Store on a Qdrant server through qdrant-client (also works with ``QdrantClient(":memory:")``).
 
-Collection naming: ``agentic_lsp-<namespace>-<collection>-s<schema>-<fingerprint>`` where the
-fingerprint hashes (dim, model id). A workspace that switches models therefore gets new
-collections instead of mixing vector sizes; the old ones are left untouched on the server (the
-open message lists them so a user can drop them). If a collection with our exact name exists
-but has the wrong vector layout (made by hand), it is dropped and recreated: the name is ours
-and the index is derived data.
+Layout: one collection set per (schema, dimension, model) holds every workspace, repository and
+branch that uses the server: ``agentic_lsp-t-<collection>-s<schema>-<fingerprint>``, where the
+fingerprint hashes (dim, model id). Each workspace is a *tenant*: its points carry a ``tenant``
+payload field (a keyword index with ``is_tenant``, which Qdrant uses to keep a tenant's points
+together), every read and delete filters on it, and point ids are derived from (tenant, key),
+so two checkouts of one repository never overwrite each other. Growth is Qdrant's own business:
+``index.qdrant_shards`` and ``index.qdrant_replicas`` are passed to the collections when they
+are created (a cluster spreads the shards; nothing here distributes anything).
+
+A workspace that switches models gets new collections instead of mixing vector sizes; others
+are left untouched (the open message names this workspace's collections of the earlier
+per-workspace layout, ``agentic_lsp-<namespace>-...``). A collection with our exact name but the
+wrong vector layout (made by hand) is dropped and recreated: the index is derived data. The
+sparse lane's IDF is the collection's, so every tenant's documents weigh into it.
 
 Concurrency: writes are serialised by a lock. Reads go straight to the server; with the
 in-process client (not thread-safe) every call takes the lock.
@@ -49,15 +57,17 @@ from agentic_lsp.index.storage.vector_store import (
 _BATCH = 256
 _SCROLL_PAGE = 512
 _PREFIX = "agentic_lsp"
+TENANT = "tenant"  # the payload field naming a point's workspace
 
 
-def collection_names(namespace: str, dim: int, model_id: str) -> dict[str, str]:
+def tenant_of(namespace: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]+", "_", namespace).strip("_")[:64] or "default"
+
+
+def collection_names(dim: int, model_id: str) -> dict[str, str]:
     """Server collection name for each of our collections (see module docstring)."""
-    safe_ns = re.sub(r"[^A-Za-z0-9_]+", "_", namespace).strip("_")[:64] or "default"
     fingerprint = hashlib.blake2b(f"{dim}:{model_id}".encode(), digest_size=4).hexdigest()
-    return {
-        name: f"{_PREFIX}-{safe_ns}-{name}-s{SCHEMA_VERSION}-{fingerprint}" for name in COLLECTIONS
-    }
+    return {name: f"{_PREFIX}-t-{name}-s{SCHEMA_VERSION}-{fingerprint}" for name in COLLECTIONS}
 
 
 def open_server_store(
@@ -68,6 +78,8 @@ def open_server_store(
     model_id: str,
     namespace: str = "default",
     timeout_s: int = 10,
+    shards: int | None = None,
+    replicas: int | None = None,
 ) -> OpenedStore:
     """Connect (``":memory:"`` = in-process), create missing collections, return the store."""
     if isinstance(url_or_client, QdrantClient):
@@ -88,7 +100,7 @@ def open_server_store(
             location=where_,
             owns_client=owns,
         )
-        message = store.prepare()
+        message = store.prepare(shards, replicas)
     except BaseException:
         if owns:
             client.close()
@@ -114,8 +126,12 @@ class QdrantServerStore:
         owns_client: bool = False,
     ) -> None:
         self.dim = dim
-        self.names = collection_names(namespace, dim, model_id)
-        self._namespace_prefix = self.names[COLLECTIONS[0]].rsplit("-", 3)[0] + "-"
+        self.tenant = tenant_of(namespace)
+        self.names = collection_names(dim, model_id)
+        self._old_layout_prefix = f"{_PREFIX}-{self.tenant}-"  # per-workspace collections
+        self._tenant_condition = qm.FieldCondition(
+            key=TENANT, match=qm.MatchValue(value=self.tenant)
+        )
         self._client = client
         self._location = location
         self._owns_client = owns_client
@@ -123,8 +139,9 @@ class QdrantServerStore:
         self._lock = threading.RLock()
         self._closed = False
 
-    def prepare(self) -> str:
-        """Create missing collections and payload indexes; returns a message for the log."""
+    def prepare(self, shards: int | None = None, replicas: int | None = None) -> str:
+        """Create missing collections (with ``shards`` and ``replicas`` when given) and payload
+        indexes; returns a message for the log."""
         with self._writing():
             existing = {c.name for c in self._client.get_collections().collections}
             notes: list[str] = []
@@ -134,16 +151,16 @@ class QdrantServerStore:
                     existing.discard(server_name)
                     notes.append(f"recreated {server_name} (wrong vector layout)")
                 if server_name not in existing:
-                    self._create(server_name)
-            ours = set(self.names.values())
-            stale = sorted(
-                n for n in existing if n.startswith(self._namespace_prefix) and n not in ours
-            )
+                    self._create(server_name, shards, replicas)
+            stale = sorted(n for n in existing if n.startswith(self._old_layout_prefix))
             if stale:
                 notes.append(
-                    "collections of another model/schema left untouched: " + ", ".join(stale)
+                    "this workspace's collections of an earlier layout left untouched "
+                    "(drop them to free the space): " + ", ".join(stale)
                 )
-        return "; ".join([f"using Qdrant collections at {self._location}", *notes])
+        return "; ".join(
+            [f"using Qdrant collections at {self._location} as tenant {self.tenant}", *notes]
+        )
 
     def _layout_ok(self, server_name: str) -> bool:
         params = self._client.get_collection(server_name).config.params
@@ -157,13 +174,17 @@ class QdrantServerStore:
             and sparse.modifier == qm.Modifier.IDF
         )
 
-    def _create(self, server_name: str) -> None:
+    def _create(self, server_name: str, shards: int | None, replicas: int | None) -> None:
         self._client.create_collection(
             server_name,
             vectors_config={DENSE: qm.VectorParams(size=self.dim, distance=qm.Distance.COSINE)},
             sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
+            shard_number=shards,
+            replication_factor=replicas,
         )
         if not self._local:  # the in-process client ignores payload indexes (and warns)
+            tenant = qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True)
+            self._client.create_payload_index(server_name, TENANT, tenant, wait=True)
             for field in INDEXED_FIELDS:
                 self._client.create_payload_index(
                     server_name, field, qm.PayloadSchemaType.KEYWORD, wait=True
@@ -217,15 +238,24 @@ class QdrantServerStore:
             vectors[SPARSE] = qm.SparseVector(
                 indices=list(point.sparse.indices), values=list(point.sparse.values)
             )
-        return qm.PointStruct(
-            id=point_id(point.key), vector=vectors, payload=payload_with_key(point)
-        )
+        payload = {**payload_with_key(point), TENANT: self.tenant}
+        return qm.PointStruct(id=self._id(point.key), vector=vectors, payload=payload)
+
+    def _id(self, key: str) -> str:
+        return point_id(f"{self.tenant}\0{key}")
+
+    def _filter(self, where: Where | None) -> qm.Filter:
+        """``where`` (or nothing) within this tenant's points."""
+        flt = _filter(where)
+        if flt is None:
+            return qm.Filter(must=[self._tenant_condition])
+        return qm.Filter(must=[self._tenant_condition, *(flt.must or [])], must_not=flt.must_not)
 
     def set_dense(self, collection: str, vectors: Sequence[tuple[str, Sequence[float]]]) -> None:
         name = self._name(collection)
         for start in range(0, len(vectors), _BATCH):
             batch = {
-                point_id(k): dense_list(v, self.dim) for k, v in vectors[start : start + _BATCH]
+                self._id(k): dense_list(v, self.dim) for k, v in vectors[start : start + _BATCH]
             }
             with self._writing():
                 existing = self._client.retrieve(
@@ -240,16 +270,14 @@ class QdrantServerStore:
     def delete_keys(self, collection: str, keys: Sequence[str]) -> None:
         name = self._name(collection)
         if keys:
-            selector = qm.PointIdsList(points=[point_id(k) for k in keys])
+            selector = qm.PointIdsList(points=[self._id(k) for k in keys])
             with self._writing():
                 self._client.delete(name, selector, wait=True)
 
     def delete_paths(self, collection: str, paths: Sequence[str]) -> None:
         name = self._name(collection)
         if paths:
-            flt = _filter(Where(paths=paths))
-            assert flt is not None
-            selector = qm.FilterSelector(filter=flt)
+            selector = qm.FilterSelector(filter=self._filter(Where(paths=paths)))
             with self._writing():
                 self._client.delete(name, selector, wait=True)
 
@@ -259,9 +287,9 @@ class QdrantServerStore:
             return []
         with self._reading():
             records = self._client.retrieve(
-                name, [point_id(k) for k in keys], with_payload=True, with_vectors=False
+                name, [self._id(k) for k in keys], with_payload=True, with_vectors=False
             )
-        return [hit_from_payload(r.payload, 0.0) for r in records]
+        return [_hit(r.payload, 0.0) for r in records]
 
     def search_dense(
         self, collection: str, vector: Sequence[float], limit: int, where: Where | None = None
@@ -287,12 +315,12 @@ class QdrantServerStore:
                 name,
                 query=query,
                 using=using,
-                query_filter=_filter(where),
+                query_filter=self._filter(where),
                 limit=limit,
                 with_payload=True,
                 with_vectors=False,
             )
-        return [hit_from_payload(p.payload, p.score) for p in response.points]
+        return [_hit(p.payload, p.score) for p in response.points]
 
     def scroll(
         self,
@@ -305,10 +333,10 @@ class QdrantServerStore:
         if where is not None and where.matches_nothing():
             return iter(())
         selected = selected_fields(fields)
-        return self._pages(name, _filter(where), limit, True if selected is None else selected)
+        return self._pages(name, self._filter(where), limit, True if selected is None else selected)
 
     def _pages(
-        self, name: str, flt: qm.Filter | None, limit: int | None, payload: bool | list[str]
+        self, name: str, flt: qm.Filter, limit: int | None, payload: bool | list[str]
     ) -> Iterator[Hit]:
         offset: Any = None
         remaining = limit
@@ -324,7 +352,7 @@ class QdrantServerStore:
                     with_vectors=False,
                 )
             for record in records:
-                yield hit_from_payload(record.payload, 0.0)
+                yield _hit(record.payload, 0.0)
             if remaining is not None:
                 remaining -= len(records)
             if offset is None or not records:
@@ -335,7 +363,7 @@ class QdrantServerStore:
         if where is not None and where.matches_nothing():
             return 0
         with self._reading():
-            return self._client.count(name, count_filter=_filter(where), exact=True).count
+            return self._client.count(name, count_filter=self._filter(where), exact=True).count
 
     def flush(self) -> None:
         """Nothing to do: every write waits for the server (``wait=True``)."""
@@ -348,6 +376,13 @@ class QdrantServerStore:
             self._closed = True
             if self._owns_client:
                 self._client.close()
+
+
+def _hit(payload: dict[str, Any] | None, score: float) -> Hit:
+    """A hit without the tenant field (the store's business, not the index's)."""
+    data = dict(payload or {})
+    data.pop(TENANT, None)
+    return hit_from_payload(data, score)
 
 
 def _filter(where: Where | None) -> qm.Filter | None:
