@@ -293,6 +293,22 @@ async def test_search_and_reindex_commands_route_by_root(session: Session) -> No
     assert started == {"started": True, "root": str(session.first)}
     with pytest.raises(Exception, match="not in an open workspace folder"):
         await editor.command("agentic.search", {"query": "x", "root": "/definitely/elsewhere"})
+    # no root: every folder is searched, each result labelled with its folder
+    one = await editor.command("agentic.search", {"query": "second_root_function helper",
+                                                  "root": str(session.first)})  # fmt: skip
+    assert one["results"] and {r["root"] for r in one["results"]} == {str(session.first)}
+    both = await editor.command("agentic.search", {"query": "second_root_function helper",
+                                                   "limit": 50})  # fmt: skip
+    labelled = {(r["root"], r["path"]) for r in both["results"]}
+    assert (str(session.second), "second.py") in labelled
+    assert {(str(session.first), r["path"]) for r in one["results"]} <= labelled
+    assert [r["score"] for r in both["results"]] == sorted(
+        (r["score"] for r in both["results"]), reverse=True
+    )
+    assert "second/second.py" in both["filesConsidered"]
+    assert any(f.startswith("proj/") for f in both["filesConsidered"])
+    for hit in both["results"]:
+        assert hit["uri"] == session.uri(hit["path"], Path(hit["root"]))
 
 
 BAD_ARGUMENTS = [

@@ -43,16 +43,6 @@ class _Args(BaseModel):
     root: str | None = None
 
 
-MAX_SEARCH_QUERY_CHARS = 20_000  # as MCP's search tools: a whole issue with its traceback fits
-
-
-class SearchArgs(_Args):
-    query: str = Field(min_length=1, max_length=MAX_SEARCH_QUERY_CHARS)
-    limit: int = Field(10, ge=1, le=200)
-    functions: bool = True
-    sections: bool = False
-
-
 class RootArgs(_Args):
     pass
 
@@ -172,18 +162,6 @@ def _changeset_root(ls: AgenticLanguageServer, changeset_id: str, hint: str | No
 
 
 # -- index ----------------------------------------------------------------------------------------
-
-
-@command("agentic.search", SearchArgs, "{query: string, limit?: 1-200, functions?: bool, "
-         "sections?: bool, root?: string}", wire.SearchResultWire)  # fmt: skip
-async def search(ls: AgenticLanguageServer, args: SearchArgs) -> wire.SearchResultWire:
-    bridged = bridged_features.chosen(ls, args.root)
-    if bridged is not None:  # the owner searches its index (it has no sections option)
-        found = await ls.owners.search(bridged, args.query, args.limit, args.functions)
-        return wire.SearchResultWire.from_engine(bridged.path, found)
-    root = ls.workspaces.choose(args.root)
-    response = await root.engine.search(args.query, args.limit, args.functions, args.sections)
-    return wire.SearchResultWire.from_engine(root.path, response)
 
 
 @command("agentic.indexStatus", RootArgs, "{root?: string}", wire.IndexStatusResult)
@@ -397,4 +375,4 @@ async def rollback(ls: AgenticLanguageServer, args: RollbackArgs) -> cwire.Rollb
 
 
 # The run-steering and navigation commands register on import (they reuse ``command`` above).
-from agentic_lsp.lsp import commands_navigation, commands_runs  # noqa: E402, F401
+from agentic_lsp.lsp import commands_navigation, commands_runs, commands_search  # noqa: E402, F401

@@ -82,10 +82,12 @@ class SearchHit(Wire):
     signature: str
     signals: dict[str, int]  # signal name (camelCase) -> 1-based rank
     language: str | None
+    root: str  # the workspace folder the path is relative to (several in a multi-root search)
 
     @classmethod
     def from_engine(cls, root: Path, hit: SearchResult) -> SearchHit:
         return cls(
+            root=str(root),
             path=hit.path,
             uri=convert.path_uri(root / hit.path),
             range=Range.of(convert.lines_range(hit.start_line, hit.end_line)),
