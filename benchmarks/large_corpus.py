@@ -34,7 +34,27 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 MIRRORS = Path("~/.cache/agentic-lsp-bench/mirrors").expanduser()
 EXTENSIONS = frozenset(
-    ".py .pyi .js .mjs .cjs .ts .tsx .jsx .go .rs .c .h .cc .cpp .hpp .java .rb .md .rst".split()
+    [
+        ".py",
+        ".pyi",
+        ".js",
+        ".mjs",
+        ".cjs",
+        ".ts",
+        ".tsx",
+        ".jsx",
+        ".go",
+        ".rs",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".hpp",
+        ".java",
+        ".rb",
+        ".md",
+        ".rst",
+    ]
 )
 MAX_BYTES = 1_000_000
 OLDER_BY = 300  # commits back for the ``older`` branch
