@@ -122,7 +122,7 @@ def raw_model_rate(engine: Engine, root: Path, sample: int) -> tuple[float, int]
     embedder = engine.indexer.embedder()
     embedder.embed(texts[:32])  # warm-up
     started = time.perf_counter()
-    embedder._model.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True)
+    embedder.embed(texts)
     return len(texts) / (time.perf_counter() - started), len(texts)
 
 

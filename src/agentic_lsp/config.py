@@ -66,6 +66,9 @@ class IndexSettings(_Section):
             "under half the activation memory of 64), 64 per Ollama /api/embed request."
         ),
     )
+    embedding_runtime: Literal["auto", "torch", "onnx"] = Field(
+        "auto", description="'auto': onnxruntime (no torch in the server) when it can serve."
+    )
     embedding_precision: Literal["auto", "float32", "bfloat16"] = Field(
         "auto",
         description=(

@@ -58,6 +58,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     "index.embedding_model": ("user", _MODEL),
     "index.embedding_batch_size": ("repo", ""),
     "index.embedding_precision": ("repo", ""),
+    "index.embedding_runtime": ("repo", ""),  # the same vectors either way
     "index.reranker": ("user", _MODEL),
     "index.rerank_top_n": ("repo", ""),
     "index.file_top_k": ("repo", ""),

@@ -102,7 +102,7 @@ def test_bundled_model_bf16_vectors_match_float32() -> None:
     torch = pytest.importorskip("torch")
     from agentic_lsp.index.embedding.model import load_embedder
 
-    embedder = load_embedder(precision="float32")
+    embedder = load_embedder(precision="float32", runtime="torch")
     texts = [*precision.PROBE_TEXTS[:4], "validate an email address", "csrf token check"]
     model = embedder._model
     try:
@@ -121,5 +121,5 @@ def test_unset_batch_size_is_sixteen_locally_and_a_setting_wins() -> None:
     from agentic_lsp.index.embedding.model import LOCAL_BATCH, load_embedder
 
     assert LOCAL_BATCH == 16
-    assert load_embedder(precision="float32").batch_size == LOCAL_BATCH
-    assert load_embedder(batch_size=8, precision="float32").batch_size == 8
+    assert load_embedder(precision="float32", runtime="torch").batch_size == LOCAL_BATCH
+    assert load_embedder(batch_size=8, precision="float32", runtime="torch").batch_size == 8

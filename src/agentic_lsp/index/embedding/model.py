@@ -16,7 +16,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -33,6 +33,7 @@ DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 PROVISIONAL_DIM = 768
 
 
+Runtime = Literal["auto", "torch", "onnx"]
 LOCAL_BATCH = 16
 OLLAMA_BATCH = 64
 
@@ -143,6 +144,7 @@ def load_embedder(
     ollama_host: str = DEFAULT_OLLAMA_HOST,
     precision: Precision = "auto",
     decisions: Path | None = None,
+    runtime: Runtime = "auto",
 ) -> Embedder:
     """Load (once per process) the model named by ``spec``.
 
@@ -166,6 +168,9 @@ def load_embedder(
         raise EmbedderUnavailable(
             f"no model files in {folder}", "reinstall the model package or fix the folder"
         )
+    onnx = _onnx_embedder(spec, folder, batch_size, precision, decisions, runtime)
+    if onnx is not None:
+        return onnx  # the same interface, without torch
     try:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
@@ -189,6 +194,43 @@ def load_embedder(
         chosen = "float32"
     embedder = Embedder(model, model_id, batch_size or LOCAL_BATCH, chosen)
     log.info("embedding model %s loaded (dim %s, %s)", embedder.model_id, embedder.dim, chosen)
+    return embedder
+
+
+def _onnx_embedder(
+    spec: str,
+    folder: Path,
+    batch_size: int | None,
+    precision: Precision,
+    decisions: Path | None,
+    runtime: Runtime,
+) -> Any:
+    """The model on onnxruntime (:mod:`.onnx_model`) when ``runtime`` allows it: ``auto``
+    unless bfloat16 was asked for (a torch-only path), ``onnx`` always. ``None``: use torch
+    (``auto`` when the ONNX path cannot serve this model, with a log line saying why)."""
+    if runtime == "torch" or (runtime == "auto" and precision == "bfloat16"):
+        return None
+    from agentic_lsp.index.embedding.onnx_model import OnnxEmbedder, OnnxUnavailable, exported
+
+    if decisions is not None:
+        cache_root = decisions.parent
+    else:  # a direct call (doctor, benchmarks): the user cache, never the model's folder
+        import platformdirs
+
+        cache_root = Path(platformdirs.user_cache_dir("agentic-lsp"))
+    model_id = embedding_model_id(spec)
+    try:
+        onnx_file = exported(folder, model_id, cache_root)
+        embedder = OnnxEmbedder(onnx_file, folder, model_id, batch_size or LOCAL_BATCH)
+    except OnnxUnavailable as exc:
+        if runtime == "onnx":
+            raise EmbedderUnavailable(
+                f"index.embedding_runtime is 'onnx' but {exc}",
+                "pip install onnxruntime onnx, or set index.embedding_runtime = 'auto'",
+            ) from exc
+        log.info("embedding on torch: the ONNX runtime cannot serve %s (%s)", model_id, exc)
+        return None
+    log.info("embedding model %s loaded on onnxruntime (dim %s)", model_id, embedder.dim)
     return embedder
 
 

@@ -65,6 +65,7 @@ class ModelAccess(ABC):
                         self.settings.llm.ollama_host,
                         idx.embedding_precision,
                         cache_root(self.settings) / "embedding-precision.json",
+                        idx.embedding_runtime,
                     )
                     # torch, transformers and the model stay for good; frozen before the
                     # collector resumes, it does not start with one long pass over them
