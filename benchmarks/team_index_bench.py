@@ -37,6 +37,8 @@ QUERY = "parse the HTTP request body into form fields"
 
 
 def _cli(env: dict[str, str], *args: str) -> tuple[float, str]:
+    """Run ``agentic-lsp ARGS``; (seconds, stdout). Fails unless it succeeded (``search``
+    may also exit 1: nothing found)."""
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "agentic_lsp", *args],
@@ -45,7 +47,7 @@ def _cli(env: dict[str, str], *args: str) -> tuple[float, str]:
         text=True,
         check=False,
     )
-    if done.returncode not in (0, 1):  # search exits 1 when nothing is found
+    if done.returncode != 0 and not (args[0] == "search" and done.returncode == 1):
         raise RuntimeError(f"agentic-lsp {' '.join(args)} failed:\n{done.stderr[-3000:]}")
     return time.perf_counter() - started, done.stdout
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import importlib.util
 import time
 from pathlib import Path
+from typing import Any
 
-from agentic_lsp.config import NavigationSettings, Settings
+from agentic_lsp.config import NavigationSettings, Settings, cache_root
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.embedding.model import (
     DEFAULT_OLLAMA_HOST,
@@ -45,12 +46,20 @@ from agentic_lsp.workspace import workspace_cache_dir
 GRAMMARS = (*sorted(CODE_LANGUAGES), "markdown")
 
 
-def embedder_health(spec: str, ollama_host: str = DEFAULT_OLLAMA_HOST) -> tuple[str, str, str]:
-    """Load the embedding model and embed one text (seconds: the model loads). An Ollama
-    embedder is asked over HTTP: reachable, model pulled, a well-formed vector."""
+def embedder_health(
+    spec: str, ollama_host: str = DEFAULT_OLLAMA_HOST, settings: Settings | None = None
+) -> tuple[str, str, str]:
+    """Load the embedding model (as ``settings`` configure it: runtime, precision) and embed one
+    text (seconds: the model loads). An Ollama embedder is asked over HTTP: reachable, model
+    pulled, a well-formed vector."""
     started = time.perf_counter()
+    options: dict[str, Any] = {}
+    if settings is not None:
+        idx = settings.index
+        options = {"precision": idx.embedding_precision, "runtime": idx.embedding_runtime,
+                   "decisions": cache_root(settings) / "embedding-precision.json"}  # fmt: skip
     try:
-        embedder = load_embedder(spec, ollama_host=ollama_host)
+        embedder = load_embedder(spec, ollama_host=ollama_host, **options)
         vector = embedder.embed(["def parse(text): ..."])[0]
     except EmbedderUnavailable as exc:
         return "FAIL", exc.message, exc.hint
@@ -58,7 +67,9 @@ def embedder_health(spec: str, ollama_host: str = DEFAULT_OLLAMA_HOST) -> tuple[
     if is_ollama(spec):
         where = f"Ollama at {ollama_host}"
         return "ok", f"{embedder.model_id} on {where}, dim {len(vector)}, in {took:.1f}s", ""
-    return "ok", f"{embedder.model_id}, dim {len(vector)}, loaded in {took:.1f}s", ""
+    runtime = "onnxruntime" if getattr(embedder, "runtime", "") == "onnx" else "torch"
+    on = f"{runtime} ({embedder.precision})"
+    return "ok", f"{embedder.model_id} on {on}, dim {len(vector)}, loaded in {took:.1f}s", ""
 
 
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.onnx", "onnx/model.onnx")

@@ -132,8 +132,10 @@ def check_embedder(loaded: LoadedSettings, load: bool = False) -> Check:
     from agentic_lsp.health import embedder_files_health, embedder_health
 
     settings = loaded.settings
-    health = embedder_health if load else embedder_files_health
-    return Check("embeddings", *health(settings.index.embedding_model, settings.llm.ollama_host))
+    spec, host = settings.index.embedding_model, settings.llm.ollama_host
+    if load:
+        return Check("embeddings", *embedder_health(spec, host, settings))
+    return Check("embeddings", *embedder_files_health(spec, host))
 
 
 def check_grammars() -> Check:
