@@ -125,6 +125,20 @@ async def test_one_process_serves_the_declared_roots(tmp_path: Path) -> None:
             await client.call_tool("read_file", {"path": "only_here.py", "root": "second"})
         )
         assert "def only_in_second" in text_of(by_name)
+        # a search without a root asks every declared root, each result labelled with its own
+        query = {"query": "only_in_second greet", "limit": 20}
+        both = ok(await client.call_tool("search_code", query))
+        found = both.structured_content
+        labelled = {(r["root"], r["path"]) for r in found["results"]}
+        assert (str(second), "only_here.py") in labelled
+        assert (str(first), "src/greet.py") in labelled
+        scores = [r["score"] for r in found["results"]]
+        assert scores == sorted(scores, reverse=True)
+        assert "across 2 roots" in text_of(both) and f"--- root {second} ---" in text_of(both)
+        assert "def only_in_second" in text_of(both)  # the root's own reply, its data block
+        one = ok(await client.call_tool("search_code", {**query, "root": str(second)}))
+        assert {r["path"] for r in one.structured_content["results"]} == {"only_here.py"}
+        assert "root" not in one.structured_content["results"][0]
         status = ok(await client.call_tool("index_status", {"root": second.as_uri()}))
         assert str(second) in text_of(status)
         # the second root's engine is published, so a later launch for it bridges here

@@ -24,6 +24,7 @@ import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import (
+    CallToolResult,
     GetPromptRequestParams,
     GetPromptResult,
     ListPromptsResult,
@@ -40,6 +41,7 @@ from agentic_lsp.mcp.access import EngineAccess, EngineResolver, selected_engine
 from agentic_lsp.mcp.argument_errors import unknown_arguments, validation_message
 from agentic_lsp.mcp.prompts import workflow_prompt, workflow_prompts
 from agentic_lsp.mcp.resources import register_resources
+from agentic_lsp.mcp.root_fanout import OneRoot, fan_out, wanted
 from agentic_lsp.mcp.roots import WorkspaceRoots
 from agentic_lsp.mcp.runtime import RuntimeInfo, remove_runtime, runtime_path, write_runtime
 from agentic_lsp.mcp.security import (
@@ -135,6 +137,11 @@ class AgenticServer(MCPServer):
         if self.roots is None or context is None:
             return await self._checked_call(name, arguments, context)
         try:
+            declared = [] if root else await self.roots.declared(context.request_context)
+            if wanted(name, arguments, declared):
+                return await fan_out(
+                    name, arguments, declared, self._on_root(name, arguments, context)
+                )
             engine = await self.roots.select(context.request_context, root, arguments)
         except AgenticError as exc:
             raise ToolError(str(exc)) from None
@@ -143,6 +150,20 @@ class AgenticServer(MCPServer):
             return await self._checked_call(name, arguments, context)
         finally:
             selected_engine.reset(token)
+
+    def _on_root(self, name: str, arguments: dict[str, Any], context: Any) -> OneRoot:
+        """The call on one declared root's engine (:mod:`.root_fanout`)."""
+        assert self.roots is not None
+        roots = self.roots
+
+        async def call(path: Path) -> CallToolResult:
+            token = selected_engine.set(await roots.engine_for(path))
+            try:
+                return await self._checked_call(name, dict(arguments), context)
+            finally:
+                selected_engine.reset(token)
+
+        return call
 
     async def _checked_call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None

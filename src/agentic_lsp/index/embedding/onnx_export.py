@@ -51,7 +51,7 @@ def export(folder: Path, out: Path) -> dict[str, object]:
     names = ["input_ids", "attention_mask"] + (["token_type_ids"] if takes_types else [])
     ids = torch.ones(2, 16, dtype=torch.long)
     sample = (ids, torch.ones_like(ids)) + ((torch.zeros_like(ids),) if takes_types else ())
-    partial = out / "model.onnx.partial"
+    partial = out / f"model.onnx.{os.getpid()}.partial"  # two exports at once never mix
     with torch.no_grad():
         torch.onnx.export(
             Hidden(),
@@ -81,7 +81,7 @@ def main() -> int:
     folder, out = Path(sys.argv[1]), Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
     result = export(folder, out)
-    partial = out / "parity.json.partial"
+    partial = out / f"parity.json.{os.getpid()}.partial"
     partial.write_text(json.dumps(result), encoding="utf-8")
     os.replace(partial, out / "parity.json")
     print(json.dumps(result))
