@@ -94,7 +94,7 @@ def exported(folder: Path, model_id: str, cache_root: Path) -> Path:
         raise OnnxUnavailable(problem)
     target = export_dir(cache_root, model_id, folder)
     check = target / "parity.json"
-    if not check.is_file():
+    if not check.is_file() or not (target / "model.onnx").is_file():
         target.mkdir(parents=True, exist_ok=True)
         log.info("exporting %s to ONNX in %s (once)", model_id, target)
         try:
