@@ -57,7 +57,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` atomically; ``mode`` ``None`` means a new file's default."""
     folder = os.open(path.parent, _DIR_FLAGS)
     try:
-        _replace_at(folder, path.name, data, mode)
+        replace_at(folder, path.name, data, mode)
     finally:
         os.close(folder)
 
@@ -133,7 +133,7 @@ def write_one(walker: _Walker, write: FileWrite, made_dirs: list[Path]) -> None:
                 os.unlink(write.path.name, dir_fd=folder)
             _fsync_fd(folder)
         else:
-            _replace_at(folder, write.path.name, write.data, write.mode)
+            replace_at(folder, write.path.name, write.data, write.mode)
     finally:
         os.close(folder)
 
@@ -218,7 +218,9 @@ class _Walker:
             os.close(folder)
 
 
-def _replace_at(folder: int, name: str, data: bytes, mode: int | None) -> None:
+def replace_at(folder: int, name: str, data: bytes, mode: int | None = None) -> None:
+    """Put ``data`` at ``name`` in the open ``folder`` atomically (temp file, fsync,
+    ``os.replace``, the folder fsynced), never through a symlink; ``mode`` or the umask's."""
     tmp = f".{name}.{secrets.token_hex(4)}.agentic-tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
     fd = os.open(tmp, flags, 0o600, dir_fd=folder)

@@ -26,13 +26,13 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import shutil
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
+from agentic_lsp.changes.atomic import replace_at
 from agentic_lsp.errors import WorkspaceError
 from agentic_lsp.workflows.tickets import TicketPlan, parse_tickets
 
@@ -90,10 +90,10 @@ class RunArtefacts:
             _lstat_file(run, name, self._rel(name))
             record = self._record(run)
             if _lstat_file(runs, _IGNORE, "/".join((*RUNS_FOLDER, _IGNORE))) is None:
-                _replace(runs, _IGNORE, b"*\n")
-            _replace(run, name, data)
+                replace_at(runs, _IGNORE, b"*\n")
+            replace_at(run, name, data)
             record[name] = hashlib.sha256(data).hexdigest()
-            _replace(run, RECORD, json.dumps(record, indent=2, sort_keys=True).encode())
+            replace_at(run, RECORD, json.dumps(record, indent=2, sort_keys=True).encode())
 
     def read(self, name: str) -> str:
         """Artefact ``name``'s text; :class:`RunArtefactsError` when it is missing or unusable."""
@@ -278,21 +278,3 @@ def _read(folder: int, name: str, limit: int, rel: str) -> bytes | None:
             f"{rel} is larger than {limit} bytes", "shorten it (an artefact is a summary)"
         )
     return data
-
-
-def _replace(folder: int, name: str, data: bytes) -> None:
-    """Put ``data`` at ``name`` in ``folder`` atomically: temp file, fsync, ``os.replace``."""
-    temp = f".{name}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(temp, dir_fd=folder)
-        raise
-    with suppress(OSError):
-        os.fsync(folder)
