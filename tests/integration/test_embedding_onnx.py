@@ -34,8 +34,15 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def cache_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("onnx-cache")
+def machine_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The user cache of this module's tests (exports live there, per machine)."""
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
+@pytest.fixture
+def cache_root(machine_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(machine_cache))
+    return machine_cache / "agentic-lsp"
 
 
 def _decisions(root: Path) -> Path:
@@ -56,23 +63,23 @@ def test_onnx_vectors_match_torch_and_the_export_is_checked(cache_root: Path) ->
     # truncation is real: a long text's vector changes when cut to 16 tokens
     assert float(onnx.embed(TEXTS[1:2])[0] @ onnx.embed(TEXTS[1:2], 16)[0]) < 0.99
     assert onnx.embed([]).shape == (0, 384)
-    [parity] = cache_root.glob("onnx/*/parity.json")
+    [parity] = cache_root.glob("models/onnx/*/parity.json")
     result = json.loads(parity.read_text())
     assert result["ok"] is True and result["min_cosine"] >= 0.999
 
 
 def test_a_server_process_embeds_without_importing_torch(cache_root: Path) -> None:
     load_embedder(BUNDLED, precision="float32", decisions=_decisions(cache_root))  # exported
-    [parity] = cache_root.glob("onnx/*/parity.json")
+    [parity] = cache_root.glob("models/onnx/*/parity.json")
     before = parity.stat().st_mtime_ns
     code = (
         "import sys, json\nfrom pathlib import Path\n"
         "from agentic_lsp.index.embedding.model import load_embedder\n"
-        f"e = load_embedder({BUNDLED!r}, decisions=Path({str(_decisions(cache_root))!r}))\n"
+        f"e = load_embedder({BUNDLED!r}, precision='float32')\n"
         "v = e.embed(['hello'])\n"
         "print(json.dumps([type(e).__name__, 'torch' in sys.modules, v.shape[1]]))\n"
     )
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # XDG_CACHE_HOME: this module's user cache
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == ["OnnxEmbedder", False, 384]
@@ -96,19 +103,44 @@ def test_what_onnx_cannot_serve_falls_back_to_torch_or_fails_clearly(
     assert "index.embedding_runtime" in info.value.hint
 
     # a damaged export is never used: torch serves, a forced onnx says why
-    damaged_cache = tmp_path / "damaged"
-    shutil.copytree(cache_root, damaged_cache)
+    damaged_home = tmp_path / "damaged-home"
+    shutil.copytree(cache_root.parent, damaged_home)
+    os.environ["XDG_CACHE_HOME"] = str(damaged_home)  # restored by the fixture's monkeypatch
     model_id = load_embedder(BUNDLED, decisions=_decisions(cache_root)).model_id
-    target = export_dir(damaged_cache, model_id, model_folder(BUNDLED))
+    target = export_dir(damaged_home / "agentic-lsp" / "models", model_id, model_folder(BUNDLED))
     (target / "model.onnx").write_bytes(b"not a model")
     load_embedder.cache_clear()
-    assert isinstance(load_embedder(BUNDLED, decisions=_decisions(damaged_cache)), Embedder)
+    damaged = {"precision": "float32", "decisions": _decisions(tmp_path)}
+    assert isinstance(load_embedder(BUNDLED, **damaged), Embedder)  # type: ignore[arg-type]
     with pytest.raises(EmbedderUnavailable, match="cannot load"):
-        load_embedder(BUNDLED, decisions=_decisions(damaged_cache), runtime="onnx")
+        load_embedder(BUNDLED, runtime="onnx", **damaged)  # type: ignore[arg-type]
     # an export whose vectors did not match is refused
     (target / "parity.json").write_text(json.dumps({"ok": False, "min_cosine": 0.9}))
     with pytest.raises(EmbedderUnavailable, match="differ from the original"):
-        load_embedder(BUNDLED, decisions=_decisions(damaged_cache), runtime="onnx")
+        load_embedder(BUNDLED, runtime="onnx", **damaged)  # type: ignore[arg-type]
+    load_embedder.cache_clear()
     # bfloat16 asked for: a torch-only path, so auto keeps torch
     assert isinstance(load_embedder(BUNDLED, precision="bfloat16", runtime="auto",
                                     decisions=_decisions(cache_root)), Embedder)  # fmt: skip
+
+
+def test_auto_takes_torch_where_it_runs_bfloat16_and_onnx_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentic_lsp.index.embedding import precision
+
+    decisions = tmp_path / "embedding-precision.json"
+    model = "bundled:all-MiniLM-L6-v2"
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx2"}))
+    assert precision.torch_preferred(model, "auto", decisions) is False  # no native bf16
+    assert precision.torch_preferred(model, "bfloat16", decisions) is True
+    assert precision.torch_preferred(model, "float32", decisions) is False
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx512_bf16"}))
+    monkeypatch.setattr(precision, "_cpuinfo_lines", lambda: ["model name\t: Test CPU"])
+    assert precision.torch_preferred(model, "auto", decisions) is True  # torch probes first
+    decisions.write_text(json.dumps({f"Test CPU|torch 2.13.0+cpu|{model}": "float32"}))
+    assert precision.torch_preferred(model, "auto", decisions) is False  # the probe said fp32
+    decisions.write_text(json.dumps({f"Test CPU|torch 2.13.0+cpu|{model}": "bfloat16"}))
+    assert precision.torch_preferred(model, "auto", decisions) is True
+    decisions.write_text(json.dumps({f"Other CPU|torch 2.13.0+cpu|{model}": "float32"}))
+    assert precision.torch_preferred(model, "auto", decisions) is True  # another machine's

@@ -205,22 +205,28 @@ def _onnx_embedder(
     decisions: Path | None,
     runtime: Runtime,
 ) -> Any:
-    """The model on onnxruntime (:mod:`.onnx_model`) when ``runtime`` allows it: ``auto``
-    unless bfloat16 was asked for (a torch-only path), ``onnx`` always. ``None``: use torch
-    (``auto`` when the ONNX path cannot serve this model, with a log line saying why)."""
-    if runtime == "torch" or (runtime == "auto" and precision == "bfloat16"):
-        return None
-    from agentic_lsp.index.embedding.onnx_model import OnnxEmbedder, OnnxUnavailable, exported
+    """The model on onnxruntime (:mod:`.onnx_model`) when ``runtime`` allows it; ``None``: use
+    torch. ``auto`` picks by the measurements (benchmarks/embedding_runtimes.py): torch where
+    it runs bfloat16 (asked for, or chosen by the precision probe on a CPU with native bf16:
+    2.5x onnxruntime's float32 there), onnxruntime otherwise (as fast as torch's float32 or
+    faster, a sixth of its load time, no torch in the process). ``onnx`` always; ``auto`` falls
+    back to torch, with a log line, when the ONNX path cannot serve this model."""
+    from agentic_lsp.index.embedding.precision import torch_preferred
 
-    if decisions is not None:
-        cache_root = decisions.parent
-    else:  # a direct call (doctor, benchmarks): the user cache, never the model's folder
-        import platformdirs
-
-        cache_root = Path(platformdirs.user_cache_dir("agentic-lsp"))
     model_id = embedding_model_id(spec)
+    if runtime == "torch" or (
+        runtime == "auto" and torch_preferred(model_id, precision, decisions)
+    ):
+        return None
+    from agentic_lsp.index.embedding.onnx_model import (
+        OnnxEmbedder,
+        OnnxUnavailable,
+        exported,
+        exports_root,
+    )
+
     try:
-        onnx_file = exported(folder, model_id, cache_root)
+        onnx_file = exported(folder, model_id, exports_root())
         embedder = OnnxEmbedder(onnx_file, folder, model_id, batch_size or LOCAL_BATCH)
     except OnnxUnavailable as exc:
         if runtime == "onnx":

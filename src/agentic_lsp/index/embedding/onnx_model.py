@@ -75,6 +75,14 @@ def max_tokens_of(folder: Path) -> int:
     return 256
 
 
+def exports_root() -> Path:
+    """Exports live with the machine's models (``<user cache>/agentic-lsp/models/onnx``, as the
+    GGUF models), not in a workspace's ``cache_dir``: one export per machine and model."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("agentic-lsp")) / "models"
+
+
 def export_dir(cache_root: Path, model_id: str, folder: Path) -> Path:
     """Where ``folder``'s export lives: keyed by the model and its weight files' sizes and
     mtimes, so new weights are exported again."""

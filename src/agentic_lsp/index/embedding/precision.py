@@ -152,6 +152,24 @@ def apply_precision(
     return chosen
 
 
+def torch_preferred(model_id: str, wanted: Precision, decisions: Path | None) -> bool:
+    """Whether torch should embed rather than onnxruntime (which has no bfloat16 path here):
+    when bfloat16 is asked for, or ``auto`` on a CPU with native bf16 unless the probe already
+    chose float32 there (its decision is read without importing torch; no decision yet: torch
+    runs the probe once and caches it)."""
+    if wanted != "auto":
+        return wanted == "bfloat16"
+    if not has_native_bf16(cpu_flags()):
+        return False
+    cpu = next((line.split(":", 1)[1].strip() for line in _cpuinfo_lines()
+                if line.startswith("model name")), None)  # fmt: skip
+    for key, choice in _read(decisions).items():
+        parts = key.split("|")
+        if len(parts) == 3 and parts[2] == model_id and (cpu is None or parts[0] == cpu):
+            return choice != "float32"
+    return True
+
+
 def _read(path: Path | None) -> dict[str, object]:
     if path is None:
         return {}
