@@ -167,3 +167,46 @@ async def test_a_change_that_hangs_the_tests_is_stopped_at_a_few_times_the_basel
     assert checked is not None and not checked.ok and checked.run.timed_out
     assert checked.run.duration_s < 30  # not the 120 s of workflows.test_timeout_s
     assert "did not finish" in checked.comparison.note
+
+
+async def test_a_rewrite_the_tests_kept_is_not_lost_to_later_attempts_that_find_nothing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Attempt 1's right rewrite keeps the project's tests passing but fails the model's own
+    (wrong) reproduction test, so that attempt fails; the later attempts' samples all return
+    the function unchanged. The last attempt proposes attempt 1's rewrite, labelled."""
+    unchanged = fence("    return a - b\n")
+    wrong = REPRO.format("add(2, 3) == 6")  # fails on the original, and on the right fix too
+    steps = [fence("    return a + b\n"), unchanged, unchanged]
+    steps += [wrong, wrong, REPRO.format("add(0, 0) == 0"), wrong]
+    steps += [unchanged] * 6
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"steps": [{"role": "code", "reply": r} for r in steps]}))
+    user = tmp_path / "config.toml"
+    user.write_text(
+        f'cache_dir = "{tmp_path / "cache"}"\n'
+        f'[llm]\nprovider = "scripted"\nscript_path = "{script}"\nedit_format = "function"\n'
+        'samples = 3\nmodel_queries = "off"\nmodel_tools = "off"\n'
+        f"[workflows]\ntest_command = {json.dumps(TEST_COMMAND)}\n"
+        "[index]\nwatch = false\n"
+    )
+    engine = Engine(workspace, load_settings(workspace, environ={}, user_file=user))
+    await engine.start(index=False, watch=False)
+    before = tree(workspace)
+    try:
+        await asyncio.to_thread(engine.sync_blocking)
+        run_id = await engine.workflows.start_run("add() returns a wrong sum: add(2, 3) is -1",
+                                                  "bug_fix")  # fmt: skip
+        report = await asyncio.wait_for(engine.workflows.wait(run_id), 300)
+        summaries = [o.summary for o in report.outcomes]
+        assert report.status == "succeeded", (report.error, summaries)
+        fixes = [o for o in report.outcomes if o.stage == "fix"]
+        assert len(fixes) == 3 and [o.ok for o in fixes] == [False, False, True], summaries
+        assert "no candidate passed the 1 reproduction test(s)" in fixes[0].summary
+        assert "an earlier attempt's rewrite" in fixes[2].summary
+        assert tree(workspace) == before
+        changeset = engine.changes.get(report.changeset_id)
+        [change] = changeset.files
+        assert "    return a + b\n" in (change.proposed or "")
+    finally:
+        await engine.close()

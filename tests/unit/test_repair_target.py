@@ -89,7 +89,7 @@ def test_enclosing_function_is_the_innermost_holding_the_line() -> None:
 
 
 def test_a_task_naming_several_functions_equally_is_said_to_be_larger() -> None:
-    from agentic_lsp.agents.repair import larger_than_one_function
+    from agentic_lsp.agents.repair_context import larger_than_one_function
 
     both = rank_targets("`parse()` and `flatten()` both drop tokens", find, [])
     assert "parse, TokenList.flatten" in larger_than_one_function(both)

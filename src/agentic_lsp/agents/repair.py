@@ -23,11 +23,12 @@ from weakref import WeakKeyDictionary
 from agentic_lsp.agents.base import AgentContext, AgentResult
 from agentic_lsp.agents.repair_candidates import FunctionSource, Screened, locate, screen
 from agentic_lsp.agents.repair_choice import choose_target
+from agentic_lsp.agents.repair_context import callee_lines, larger_than_one_function, select_tests
 from agentic_lsp.agents.repair_evidence import Evidence, tried_before, tried_line
-from agentic_lsp.agents.repair_prompt import build_request, called_names, prompt_tokens
+from agentic_lsp.agents.repair_prompt import build_request, prompt_tokens
 from agentic_lsp.agents.repair_repro import Reproduction, files_for, folder_for_tests, keep_failing
 from agentic_lsp.agents.repair_repro import request as repro_request
-from agentic_lsp.agents.repair_select import select_candidate
+from agentic_lsp.agents.repair_select import Judged, select_candidate
 from agentic_lsp.agents.repair_target import (
     SEED_STRIDE,
     RankedFunction,
@@ -39,14 +40,19 @@ from agentic_lsp.agents.repair_target import (
 )
 from agentic_lsp.agents.test_runner import TestRunner
 from agentic_lsp.errors import AgenticError, ProviderError
+from agentic_lsp.index.documents import content_hash
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.llm.sampling import SampleRequest, metered_samples
 from agentic_lsp.llm.token_count import context_window, token_counter
-from agentic_lsp.workflows.sources import is_test_path
 
 # reproduction tests per run (one TestRunner serves one run) and target
 _REPRODUCTIONS: WeakKeyDictionary[TestRunner, dict[str, Reproduction]] = WeakKeyDictionary()
-MAX_SELECTED_TEST_FILES = 30
+# per run and target: the best rewrite that kept the project's tests passing but passed no
+# reproduction test, with the hash of the file text it was written against. The stage's last
+# attempt proposes it when it finds nothing better: a later attempt's samples (all unchanged,
+# say) never throw away a rewrite the project's tests accepted (the reproduction tests, written
+# by the same model, may be the ones that are wrong; the evidence says so).
+_KEPT: WeakKeyDictionary[TestRunner, dict[str, tuple[str, Judged]]] = WeakKeyDictionary()
 WHOLE_SUITE_S = 30.0  # a suite this quick runs whole for each candidate
 
 
@@ -94,55 +100,6 @@ def find_targets(ctx: AgentContext) -> list[Target]:
     return rank_targets(task_text(ctx), find, _ranked_functions(ctx), _editor_target(ctx))
 
 
-def larger_than_one_function(targets: list[Target]) -> str:
-    """A note when the task names several functions about as clearly as the first: the
-    change may need more than the one function this path rewrites."""
-    named = [t for t in targets if t.source == "named"]
-    if len(named) < 2 or named[0].score <= 0:
-        return ""
-    top = named[0]
-    # the same name in another class is an ambiguity (resolved by ranking), not a second function
-    close = [
-        t for t in named[1:] if t.score >= 0.8 * top.score and t.symbol.name != top.symbol.name
-    ]
-    if not close:
-        return ""
-    names = ", ".join(t.symbol.qualname for t in [named[0], *close][:4])
-    return (
-        f"the task names several functions about equally ({names}); this path rewrites one "
-        "at a time, so a change that needs several may be out of its reach"
-    )
-
-
-def select_tests(ctx: AgentContext, name: str) -> list[str]:
-    """Test files that mention ``name`` (the whole suite when none or too many do)."""
-    word = re.compile(rf"\b{re.escape(name)}\b")
-    found = []
-    for path, _hash, _language in ctx.tools.navigation.indexed_files():
-        if path.endswith(".py") and is_test_path(path):
-            text = ctx.view.read(path)
-            if text is not None and word.search(text):
-                found.append(path)
-    found.sort()
-    return found if 0 < len(found) <= MAX_SELECTED_TEST_FILES else []
-
-
-def callee_lines(ctx: AgentContext, path: str, fn: FunctionSource) -> list[str]:
-    """``def name(args)  # first doc line`` of what the function calls, from the index."""
-    out: list[str] = []
-    for name in called_names(fn.code):
-        if name == fn.name or len(out) >= 8:
-            continue
-        refs = ctx.tools.navigation.find_symbols(name)
-        refs = sorted(refs, key=lambda r: (r.path != path, is_test_path(r.path)))
-        if not refs or is_test_path(refs[0].path):
-            continue
-        symbol = refs[0].symbol
-        doc = symbol.doc.strip().split("\n", 1)[0][:100]
-        out.append(f"`{symbol.signature}`" + (f"  # {doc}" if doc else ""))
-    return out
-
-
 class RepairAttempt:
     def __init__(self, ctx: AgentContext) -> None:
         self.ctx = ctx
@@ -186,8 +143,12 @@ class RepairAttempt:
         ev.dropped = dict(screened.dropped)
         if not screened.candidates:
             ev.note = self._why_nothing(screened)
+            kept = self._kept(target, text)
+            if kept is not None and self._last_attempt():
+                ev.note += "; proposing an earlier attempt's rewrite that kept the tests passing"
+                return self._chosen(target, kept, earlier=True)
             return self._fail(ev.note)
-        return await self._test(target, fn, screened)
+        return await self._test(target, fn, screened, text)
 
     async def _prepare(
         self, order: list[tuple[Target, int]]
@@ -285,7 +246,42 @@ class RepairAttempt:
         cache[target.key] = found
         return found
 
-    async def _test(self, target: Target, fn: FunctionSource, screened: Screened) -> AgentResult:
+    def _last_attempt(self) -> bool:
+        return self.ctx.attempt >= self.ctx.workflow.stage(self.ctx.stage_id).max_attempts
+
+    def _kept(self, target: Target, text: str) -> Judged | None:
+        """An earlier attempt's kept rewrite of ``target``, if written against this text."""
+        found = _KEPT.get(self.ctx.tests, {}).get(target.key)
+        return found[1] if found is not None and found[0] == content_hash(text) else None
+
+    def _keep(self, target: Target, text: str, judged: Judged) -> None:
+        kept = _KEPT.setdefault(self.ctx.tests, {})
+        earlier = kept.get(target.key)
+        if earlier is None or earlier[0] != content_hash(text) or judged.rank > earlier[1].rank:
+            kept[target.key] = (content_hash(text), judged)
+
+    def _chosen(self, target: Target, chosen: Judged, earlier: bool = False) -> AgentResult:
+        ev = self.evidence
+        candidate = chosen.candidate
+        ev.chosen_cluster, ev.chosen_diff_lines = candidate.votes, candidate.diff_lines
+        ev.repro_passed = chosen.repro_passed
+        summary = ("rewrote (an earlier attempt's rewrite) " if earlier else "rewrote ") + (
+            ev.describe()
+        )
+        return AgentResult(
+            True,
+            summary,
+            {target.path: candidate.text},
+            output=f"{summary}\n\n{chosen.checked.comparison.describe()}",
+            test_output=chosen.checked.run.output,
+            # read back by the next attempt when the stage's verify fails
+            errors=[tried_line(ev.tried)],
+            evidence=ev.as_dict(),
+        )
+
+    async def _test(
+        self, target: Target, fn: FunctionSource, screened: Screened, text: str
+    ) -> AgentResult:
         ctx, ev = self.ctx, self.evidence
         ev.selected_tests = await asyncio.to_thread(select_tests, ctx, target.symbol.name)
         # A suite that runs quickly runs whole for every candidate: a rewrite that passes the
@@ -306,7 +302,7 @@ class RepairAttempt:
                 selected=selected,
                 repro_files=repro.files,
                 repro_tests=repro.tests,
-                last_attempt=ctx.attempt >= ctx.workflow.stage(ctx.stage_id).max_attempts,
+                last_attempt=self._last_attempt(),
             )
         except AgenticError as exc:
             return self._fail(f"the tests could not run: {exc.message}")
@@ -322,22 +318,15 @@ class RepairAttempt:
         if selection.problem:
             return self._fail(selection.problem)
         chosen = selection.chosen
-        if chosen is not None:
-            candidate = chosen.candidate
-            ev.chosen_cluster, ev.chosen_diff_lines = candidate.votes, candidate.diff_lines
-            ev.repro_passed = chosen.repro_passed
-            summary = f"rewrote {ev.describe()}"
-            return AgentResult(
-                True,
-                summary,
-                {target.path: candidate.text},
-                output=f"{summary}\n\n{chosen.checked.comparison.describe()}",
-                test_output=chosen.checked.run.output,
-                # read back by the next attempt when the stage's verify fails
-                errors=[tried_line(ev.tried)],
-                evidence=ev.as_dict(),
-            )
         gated = [j for j in selection.judged if j.gate]
+        if chosen is None and gated:
+            self._keep(target, text, max(gated, key=lambda j: j.rank))
+        kept = self._kept(target, text) if chosen is None and self._last_attempt() else None
+        if kept is not None:  # nothing through this attempt's gate: an earlier one's rewrite
+            ev.note = "proposing an earlier attempt's rewrite that kept the tests passing"
+            return self._chosen(target, kept, earlier=True)
+        if chosen is not None:
+            return self._chosen(target, chosen)
         if gated:
             ev.note = (
                 f"no candidate passed the {len(repro.tests)} reproduction test(s) "
