@@ -101,7 +101,9 @@ def judge_candidates(
                     **verdicts[key],
                 }
             )
-    return entries, pass_at(spy, entries)
+    summary = pass_at(spy, entries)
+    summary["judged"] = sum(1 for v in verdicts.values() if v["solved"] is not None)
+    return entries, summary
 
 
 def pass_at(spy: Spy, entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -145,8 +147,8 @@ def pass_at_rows(records: list[dict[str, Any]]) -> list[str]:
     def share(hits: int) -> str:
         return f"{hits}/{n} ({100.0 * hits / n:.1f}%)"
 
-    entries = [e for r in records for e in r.get("candidates") or []]
     distinct = sum(p["distinct"] for p in judged)
+    tested = sum(p.get("judged", p["distinct"]) for p in judged)
     passing = sum(p["passing"] for p in judged)
     return [
         f"| tasks whose candidates were judged by the fix's tests | {n} |",
@@ -157,5 +159,5 @@ def pass_at_rows(records: list[dict[str, Any]]) -> list[str]:
         f"| the chosen rewrite passes the fix's tests "
         f"| {share(sum(p['chosen_passes'] for p in judged))} |",
         f"| distinct rewrites judged / passing the fix's tests | "
-        f"{sum(1 for e in entries if e.get('solved') is not None)} of {distinct} / {passing} |",
+        f"{tested} of {distinct} / {passing} |",
     ]

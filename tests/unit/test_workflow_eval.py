@@ -705,4 +705,5 @@ def test_judge_candidates_judges_a_rewrite_once_across_attempts() -> None:
         "first_attempt": True,
         "any_attempt": True,
         "chosen_passes": False,
+        "judged": 3,
     }
