@@ -152,7 +152,8 @@ def export_vectors(
         db = sqlite3.connect(tmp)
         try:
             db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
-            db.execute("CREATE TABLE vectors (hash TEXT PRIMARY KEY, vec BLOB) WITHOUT ROWID")
+            # a rowid table: WITHOUT ROWID stores a 1.5 KB vector row in 4.7 KB (measured)
+            db.execute("CREATE TABLE vectors (hash TEXT PRIMARY KEY, vec BLOB)")
             for rows in _cached_rows(cache_path, model_id, dim, list(hashes)):
                 db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
                 summary.vectors += len(rows)
