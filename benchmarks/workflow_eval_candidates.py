@@ -50,7 +50,7 @@ def spy_on_candidates() -> Iterator[Spy]:
     spy = Spy()
     original = repair.RepairAttempt._test
 
-    async def recording(self: Any, target: Any, fn: Any, screened: Any) -> Any:
+    async def recording(self: Any, target: Any, fn: Any, screened: Any, *rest: Any) -> Any:
         spy.seen.append(
             Seen(
                 attempt=self.ctx.attempt,
@@ -61,7 +61,7 @@ def spy_on_candidates() -> Iterator[Spy]:
                 samples=self.evidence.samples,
             )
         )
-        return await original(self, target, fn, screened)
+        return await original(self, target, fn, screened, *rest)
 
     repair.RepairAttempt._test = recording  # type: ignore[method-assign]
     try:
