@@ -467,6 +467,9 @@ def test_server_lists_a_workspaces_collections_of_the_earlier_layout() -> None:
     assert old in {c.name for c in client.get_collections().collections}
     other = open_server_store(client, dim=DIM, model_id=MODEL, namespace="ws/two")
     assert "earlier layout" not in other.message
+    # a workspace whose tenant is "t" does not take the shared collections for its old ones
+    named_t = open_server_store(client, dim=DIM, model_id=MODEL, namespace="t")
+    assert "earlier layout" not in named_t.message
 
 
 def test_server_collections_are_created_with_the_shards_and_replicas_asked_for() -> None:

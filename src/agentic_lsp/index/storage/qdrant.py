@@ -140,8 +140,7 @@ class QdrantServerStore:
         self._closed = False
 
     def prepare(self, shards: int | None = None, replicas: int | None = None) -> str:
-        """Create missing collections (with ``shards`` and ``replicas`` when given) and payload
-        indexes; returns a message for the log."""
+        """Create missing collections (``shards``, ``replicas``) and indexes; a log message."""
         with self._writing():
             existing = {c.name for c in self._client.get_collections().collections}
             notes: list[str] = []
@@ -152,7 +151,8 @@ class QdrantServerStore:
                     notes.append(f"recreated {server_name} (wrong vector layout)")
                 if server_name not in existing:
                     self._create(server_name, shards, replicas)
-            stale = sorted(n for n in existing if n.startswith(self._old_layout_prefix))
+            old = [n for n in existing if n.startswith(self._old_layout_prefix)]
+            stale = sorted(n for n in old if not n.startswith(f"{_PREFIX}-t-"))  # tenant "t"
             if stale:
                 notes.append(
                     "this workspace's collections of an earlier layout left untouched "
