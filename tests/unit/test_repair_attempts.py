@@ -108,6 +108,10 @@ def big_small_targets() -> list[Target]:
     ]
 
 
+class _Runner:
+    """Stands for the run's test runner (the repair path keys per-run state by it)."""
+
+
 def fake_ctx(model: Any, **overrides: Any) -> Any:
     logged: list[str] = []
     view = SimpleNamespace(read=SOURCE.get, read_for_model=SOURCE.get)
@@ -115,7 +119,8 @@ def fake_ctx(model: Any, **overrides: Any) -> Any:
     ctx = SimpleNamespace(
         model=model,
         task_context="Task: small() and big() add one too few",
-        workflow=SimpleNamespace(name="fix"),
+        workflow=SimpleNamespace(name="fix", stage=lambda _id: SimpleNamespace(max_attempts=3)),
+        tests=_Runner(),
         stage_id="implement",
         attempt=1,
         failure=None,

@@ -143,8 +143,8 @@ class RepairAttempt:
         ev.dropped = dict(screened.dropped)
         if not screened.candidates:
             ev.note = self._why_nothing(screened)
-            kept = self._kept(target, text)
-            if kept is not None and self._last_attempt():
+            kept = self._kept(target, text) if self._last_attempt() else None
+            if kept is not None:
                 ev.note += "; proposing an earlier attempt's rewrite that kept the tests passing"
                 return self._chosen(target, kept, earlier=True)
             return self._fail(ev.note)
