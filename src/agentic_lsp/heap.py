@@ -16,9 +16,11 @@ among a closed index's objects are not kept for the life of the process.
 
 from __future__ import annotations
 
+import ctypes
 import gc
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 _enabled = False  # a long-running server turned freezing on
 
@@ -66,3 +68,13 @@ def release_heap() -> None:
     if not _enabled:
         return
     gc.unfreeze()
+
+
+def trim_heap() -> None:
+    """Hand the C heap's free pages back to the system (glibc's ``malloc_trim``): after a
+    native library freed a big build, its memory otherwise stays in the process's resident
+    set. A no-op where there is no glibc."""
+    if not sys.platform.startswith("linux"):
+        return
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)

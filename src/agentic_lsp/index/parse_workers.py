@@ -1,11 +1,17 @@
 """Parsing many files: in worker processes for a big cold index (tree-sitter and the lexical
 encoding hold the GIL), in this thread otherwise. Results arrive in input order, as they are
-ready, so the caller stores them while the workers go on."""
+ready, so the caller stores them while the workers go on.
+
+The workers run at most :data:`WINDOW` chunks ahead of the caller. Storing is slower than
+parsing, and ``Executor.map`` submits every file at once: its finished builds (points, sparse
+vectors, symbols) piled up unread, and at 50,000 files the server held gigabytes of them."""
 
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from pathlib import Path
 
 from agentic_lsp.config import IndexSettings
@@ -15,6 +21,10 @@ from agentic_lsp.index.orphans import parse_pool
 
 PROCESS_POOL_MIN_FILES = 400
 MAX_WORKERS = 4
+CHUNK = 4  # files per task: fewer round trips, still an even spread
+WINDOW = 32  # tasks in flight: the workers stay busy, and at most 128 builds wait unread
+
+Built = tuple[DiscoveredFile, FileBuild | SkipReason]
 
 
 def parse_files(
@@ -22,16 +32,44 @@ def parse_files(
     files: list[DiscoveredFile],
     settings: IndexSettings,
     overlays: Mapping[str, str],
-) -> Iterable[tuple[DiscoveredFile, FileBuild | SkipReason]]:
+) -> Iterable[Built]:
     """``(file, build or skip reason)`` for each of ``files``; editor ``overlays`` are parsed
     in this thread (their text lives here)."""
     if len(files) >= PROCESS_POOL_MIN_FILES and not overlays:
         workers = max(1, min(MAX_WORKERS, multiprocessing.cpu_count()))
-        with parse_pool(workers) as pool:  # no orphans after a kill -9 of the server
-            roots = [root] * len(files)
-            configs = [settings] * len(files)
-            results = pool.map(build_for_store, roots, files, configs, chunksize=4)
-            yield from zip(files, results, strict=True)
+        yield from _in_workers(root, files, settings, workers)
         return
     for found in files:
         yield found, build_file(root, found, settings, overlays.get(found.rel_path))
+
+
+def build_chunk(
+    root: Path, files: list[DiscoveredFile], settings: IndexSettings
+) -> list[FileBuild | SkipReason]:
+    """One worker task: the store's builds of a few files."""
+    return [build_for_store(root, found, settings) for found in files]
+
+
+def _in_workers(
+    root: Path, files: list[DiscoveredFile], settings: IndexSettings, workers: int
+) -> Iterator[Built]:
+    in_flight: deque[tuple[list[DiscoveredFile], Future[list[FileBuild | SkipReason]]]] = deque()
+    with parse_pool(workers) as pool:  # no orphans after a kill -9 of the server
+        try:
+            for start in range(0, len(files), CHUNK):
+                chunk = files[start : start + CHUNK]
+                in_flight.append((chunk, pool.submit(build_chunk, root, chunk, settings)))
+                if len(in_flight) >= WINDOW:
+                    yield from _take(in_flight)
+            while in_flight:
+                yield from _take(in_flight)
+        finally:  # the caller stopped early (cancelled, failed): drop what has not started
+            for _, future in in_flight:
+                future.cancel()
+
+
+def _take(
+    in_flight: deque[tuple[list[DiscoveredFile], Future[list[FileBuild | SkipReason]]]],
+) -> Iterator[Built]:
+    chunk, future = in_flight.popleft()
+    yield from zip(chunk, future.result(), strict=True)

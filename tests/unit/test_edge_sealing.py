@@ -1,0 +1,126 @@
+"""The embedded store seals a shard's appendable segment every SEAL_AFTER points written (its
+RAM goes back when the shard is reopened): nothing is lost or duplicated, reads in flight
+never fail, and vectors set on sealed points are found."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.unit.test_store import DIM, MODEL, point, terms, unit
+
+from agentic_lsp.index.lexical import encode_query
+from agentic_lsp.index.storage import edge
+from agentic_lsp.index.storage.opening import open_store
+from agentic_lsp.index.storage.vector_store import Where
+
+
+def _segments(store: edge.EdgeStore, collection: str) -> int:
+    return store._shards[collection].info().segments_count
+
+
+SEALED: list[str] = []
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[edge.EdgeStore]:
+    """SEAL_AFTER lowered to 40; ``SEALED`` lists the collections sealed, in order. Sealed
+    segments this small are merged by the optimizer (below its 1 MB bound), so segment counts
+    only show that something was sealed."""
+    monkeypatch.setattr(edge, "SEAL_AFTER", 40)
+    SEALED.clear()
+    real = edge.EdgeStore._seal
+
+    def counted(self: edge.EdgeStore, name: str) -> None:
+        SEALED.append(name)
+        real(self, name)
+
+    monkeypatch.setattr(edge.EdgeStore, "_seal", counted)
+    opened = open_store("edge", path=tmp_path / "store", dim=DIM, model_id=MODEL).store
+    assert isinstance(opened, edge.EdgeStore)
+    yield opened
+    opened.close()
+
+
+def test_sealing_keeps_every_point_searchable(store: edge.EdgeStore) -> None:
+    points = [
+        point(f"m{i}.py::fn{i}", f"m{i}.py", text=f"fn{i} common word{i % 7}", dense=unit(i))
+        for i in range(130)
+    ]
+    for start in range(0, len(points), 20):
+        store.upsert("functions", points[start : start + 20])
+    assert SEALED == ["functions"] * 3
+    assert _segments(store, "functions") >= 2
+    assert store.count("functions") == 130
+    assert len(list(store.scroll("functions"))) == 130
+    assert {h.key for h in store.get("functions", ["m3.py::fn3", "m99.py::fn99"])} == {
+        "m3.py::fn3",
+        "m99.py::fn99",
+    }
+    top = store.search_dense("functions", unit(57), limit=1)
+    assert top[0].key == "m57.py::fn57"
+    hits = store.search_sparse("functions", encode_query(terms("word3")), limit=200)
+    assert {h.key for h in hits} == {p.key for i, p in enumerate(points) if i % 7 == 3}
+    assert len(store.search_sparse("functions", encode_query(terms("common")), limit=500)) == 130
+
+
+def test_vectors_set_on_sealed_points_are_found_and_deletes_apply(store: edge.EdgeStore) -> None:
+    store.upsert("functions", [point(f"f{i}.py::g", f"f{i}.py") for i in range(90)])
+    assert SEALED == ["functions"] and _segments(store, "functions") == 2
+    assert store.count("functions", Where(has_dense=True)) == 0
+    store.set_dense("functions", [(f"f{i}.py::g", unit(1000 + i)) for i in range(90)])
+    assert SEALED == ["functions"] * 2
+    assert store.count("functions", Where(has_dense=True)) == 90
+    assert store.count("functions") == 90  # moved into the appendable segment, not copied
+    assert store.search_dense("functions", unit(1042), limit=1)[0].key == "f42.py::g"
+    store.delete_paths("functions", [f"f{i}.py" for i in range(0, 90, 2)])
+    assert store.count("functions") == 45
+
+
+def test_reads_in_flight_never_fail_while_shards_are_reopened(store: edge.EdgeStore) -> None:
+    store.upsert("functions", [point("seed.py::s", "seed.py", text="needle")])
+    errors: list[BaseException] = []
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                seen.append(len(store.search_sparse("functions", encode_query(["needle"]), 5)))
+                store.count("functions")
+                list(store.scroll("functions", limit=50))
+            except BaseException as err:
+                errors.append(err)
+                return
+
+    readers = [threading.Thread(target=read) for _ in range(3)]
+    for thread in readers:
+        thread.start()
+    for start in range(0, 400, 20):
+        batch = [point(f"w{i}.py::w", f"w{i}.py", text="needle") for i in range(start, start + 20)]
+        store.upsert("functions", batch)
+    stop.set()
+    for thread in readers:
+        thread.join()
+    assert not errors
+    assert len(SEALED) == 10
+    assert seen and min(seen) >= 1
+    assert store.count("functions") == 401
+
+
+def test_a_reopened_store_holds_what_was_written_and_sealed(tmp_path: Path) -> None:
+    path = tmp_path / "store"
+    first = open_store("edge", path=path, dim=DIM, model_id=MODEL).store
+    assert isinstance(first, edge.EdgeStore)
+    first.upsert("files", [point(f"d{i}.md", f"d{i}.md", kind="file") for i in range(25)])
+    first.seal()
+    assert first.count("files") == 25
+    first.upsert("files", [point("late.md", "late.md", kind="file")])
+    first.close()
+    again = open_store("edge", path=path, dim=DIM, model_id=MODEL).store
+    try:
+        assert again.count("files") == 26
+    finally:
+        again.close()
