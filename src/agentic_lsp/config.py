@@ -31,6 +31,7 @@ from agentic_lsp.config_layers import (
     workspace_layer,
 )
 from agentic_lsp.config_navigation import NavigationSettings
+from agentic_lsp.config_scopes import normal_scopes
 from agentic_lsp.errors import ConfigError
 from agentic_lsp.trust import INIT_OPTION, Ignored, is_trusted, split_repo_layer, trust_store_path
 
@@ -42,6 +43,10 @@ class _Section(BaseModel):
 class IndexSettings(_Section):
     max_file_bytes: int = Field(1_000_000, ge=1_000, description="Files larger are skipped.")
     exclude: list[str] = Field(default_factory=list, description="Extra gitignore-style patterns.")
+    scopes: list[str] = Field(
+        default_factory=list, description="Workspace folders to index (monorepos); empty: all."
+    )
+    _scopes = field_validator("scopes", mode="before")(normal_scopes)
     include_hidden: bool = False
     redact_secrets: bool = True
     store: Literal["edge", "qdrant"] = "edge"

@@ -27,7 +27,8 @@ from agentic_lsp.index.indexer import Indexer
 from agentic_lsp.index.opening_state import state_snapshot, store_dimension
 from agentic_lsp.index.progress import IndexProgress, IndexStatus, IndexSummary, ProgressFn
 from agentic_lsp.index.retrieval.search import Searcher, SearchResponse
-from agentic_lsp.index.storage.opening import OpenedStore, open_store, server_options
+from agentic_lsp.index.storage.scoped_opening import open_workspace_store
+from agentic_lsp.index.storage.vector_store import OpenedStore
 from agentic_lsp.index.sync import Watcher
 from agentic_lsp.index.team_index import TeamIndex, import_shared
 from agentic_lsp.navigation import Navigation, PreciseNavigation, ReadableFiles
@@ -87,13 +88,7 @@ class Engine:
         model_id = embedding_model_id(idx.embedding_model)
         import_shared(idx.team_index, self.cache_dir, model_id)  # the team's vectors, if set
         dim, unavailable = store_dimension(self.settings, self.cache_dir, model_id)
-        self._opened = open_store(
-            idx.store,
-            path=self.cache_dir / "store",
-            dim=dim,
-            **server_options(idx),
-            model_id=model_id,
-        )
+        self._opened = open_workspace_store(idx, self.cache_dir, dim=dim, model_id=model_id)
         if self._opened.recovered_from is not None:
             self.message = self._opened.message
             log.warning("%s", self._opened.message)

@@ -177,6 +177,46 @@ def store_health(
     return "ok", f"embedded Qdrant Edge at {store_dir}{note}", ""
 
 
+def scopes_health(workspace: Path, settings: Settings) -> tuple[str, str, str]:
+    """The index scopes (``index.scopes``) and each scope's store: its files and functions,
+    "not built yet", "in use" (a running server holds it) or why it will be rebuilt. Reads the
+    store's own meta for the dimension: no model is loaded, nothing is moved."""
+    from agentic_lsp.index.storage.scoped_opening import store_dirs
+
+    idx = settings.index
+    model_id = embedding_model_id(idx.embedding_model)
+    parts, status = [], "ok"
+    for scope, store_dir in store_dirs(idx, workspace_cache_dir(workspace, settings)).items():
+        try:
+            parts.append(f"{scope}: {_scope_counts(idx.store, store_dir, model_id, settings)}")
+        except AgenticError as exc:
+            status = "warn"
+            parts.append(f"{scope}: cannot be read ({exc.message})")
+    where = "Qdrant server tenants" if idx.store == "qdrant" else "one embedded store each"
+    return status, f"{len(parts)} scopes ({where}): " + "; ".join(parts), ""
+
+
+def _scope_counts(kind: str, store_dir: Path, model_id: str, settings: Settings) -> str:
+    dim = recorded_dim(store_dir, model_id)
+    if kind == "qdrant":
+        dim = dim or model_dimension(settings.index.embedding_model, settings.llm.ollama_host)
+        opened = open_store("qdrant", path=store_dir, dim=dim, model_id=model_id,
+                            **server_options(settings.index))  # fmt: skip
+        store = opened.store
+    elif not store_dir.exists():
+        return "not built yet"
+    elif dim is None or meta_problem(store_dir, dim=dim, model_id=model_id):
+        return "will be rebuilt (built for another model or schema)"
+    else:
+        from agentic_lsp.index.storage.edge import EdgeStore
+
+        store = EdgeStore.load(store_dir, dim)
+    try:
+        return f"{store.count('files')} files, {store.count('functions')} functions"
+    finally:
+        store.close()
+
+
 def language_server_health(settings: NavigationSettings) -> tuple[str, str, str]:
     """Whether each configured language server's program is installed (found, not started):
     without one, definitions and references of that language are name-based. A missing default

@@ -47,6 +47,7 @@ CLASSIFICATION: dict[str, tuple[Who, str]] = {
     # index
     "index.max_file_bytes": ("repo", ""),
     "index.exclude": ("repo", ""),
+    "index.scopes": ("repo", ""),  # only narrows what is indexed
     "index.include_hidden": ("user", _SECRETS + " (hidden files often hold credentials)"),
     "index.redact_secrets": ("user", _SECRETS),
     "index.store": ("user", _STORE),

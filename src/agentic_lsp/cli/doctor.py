@@ -145,8 +145,10 @@ def check_grammars() -> Check:
 
 
 def check_store(workspace: Path, loaded: LoadedSettings, probe: bool = False) -> Check:
-    from agentic_lsp.health import store_health
+    from agentic_lsp.health import scopes_health, store_health
 
+    if loaded.settings.index.scopes:  # one store per scope: each one's counts
+        return Check("index store", *scopes_health(workspace, loaded.settings))
     return Check("index store", *store_health(workspace, loaded.settings, probe=probe))
 
 

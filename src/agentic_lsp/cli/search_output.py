@@ -47,7 +47,7 @@ class Shown:
     def data(self) -> dict[str, Any]:
         text = next((t for n, t in self.lines if n == self.line), None)
         extra = {"snippet": self.snippet, "line": self.line, "text": text}
-        return {**asdict(self.result), "score": round(self.result.score, 6), **extra}
+        return {**self.result.data(), **extra}
 
 
 def query_words(query: str) -> list[str]:

@@ -19,6 +19,7 @@ class SkipReason(StrEnum):
     MINIFIED = "minified"
     SYMLINK_OUTSIDE = "symlink-outside"
     UNREADABLE = "unreadable"
+    OUTSIDE_SCOPES = "outside-scopes"  # not under any of ``index.scopes`` (monorepos)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ workflows) can name these types without importing index internals.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from agentic_lsp.index.models import Symbol
 
@@ -28,6 +29,11 @@ class SearchResult:
     signature: str = ""
     signals: dict[str, int] = field(default_factory=dict)  # signal -> 1-based rank
     language: str | None = None
+    scope: str | None = None  # the index scope (``index.scopes``) holding the path, when set
+
+    def data(self) -> dict[str, Any]:
+        """Every field as plain data (``scope`` null outside a scoped index), score rounded."""
+        return {**asdict(self), "score": round(self.score, 6)}
 
 
 @dataclass

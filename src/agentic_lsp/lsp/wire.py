@@ -83,6 +83,7 @@ class SearchHit(Wire):
     signals: dict[str, int]  # signal name (camelCase) -> 1-based rank
     language: str | None
     root: str  # the workspace folder the path is relative to (several in a multi-root search)
+    scope: str | None = None  # the index scope holding the path (``index.scopes``), when set
 
     @classmethod
     def from_engine(cls, root: Path, hit: SearchResult) -> SearchHit:
@@ -99,6 +100,7 @@ class SearchHit(Wire):
             signature=hit.signature,
             signals={camel_key(name): rank for name, rank in hit.signals.items()},
             language=hit.language,
+            scope=hit.scope,
         )
 
 

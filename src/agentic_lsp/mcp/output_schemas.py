@@ -51,6 +51,7 @@ RANGE = {"path": STR, "start_line": INT, "end_line": INT}
 SEARCH_ITEM = obj(
     {**RANGE, "score": NUM, "kind": STR, "symbol": opt(STR), "signature": STR,
      "signals": {"type": "object", "additionalProperties": INT}, "language": opt(STR)},
+    {"scope": opt(STR)},  # the index scope holding the path (null: the workspace is not scoped)
 )
 SEARCH = {"results": arr(SEARCH_ITEM), "notes": arr(STR), "files_considered": arr(STR),
           "functions_embedded": INT}

@@ -9,7 +9,6 @@ with an opaque ``cursor`` and bounded by the reply budget.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -97,7 +96,7 @@ async def _hover(
 def _result_data(result: SearchResult) -> dict[str, object]:
     """One result as data: every field the engine's :class:`SearchResult` has (so a bridged
     ``agentic-lsp search --json`` prints what a local one does), the score rounded."""
-    return {**asdict(result), "score": round(result.score, 6)}
+    return result.data()
 
 
 def _response_notes(reply: Reply, engine: Engine, response: SearchResponse) -> list[str]:

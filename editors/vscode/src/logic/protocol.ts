@@ -65,6 +65,8 @@ export interface SearchHit {
   symbol: string | null;
   signature: string;
   language: string | null;
+  /** The index scope (`index.scopes`) holding the path, in a workspace indexed by scope. */
+  scope?: string | null;
   /** Signal name (camelCase, e.g. `dense`, `lexicalAll`) → 1-based rank. */
   signals: Record<string, number>;
 }

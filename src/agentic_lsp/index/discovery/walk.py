@@ -27,6 +27,9 @@ found is the one reported.
 * ``TOO_LARGE`` — bigger than ``max_file_bytes`` (by ``stat``, never read).
 * ``UNREADABLE`` — permission denied, broken symlink, vanished, or not a regular file (FIFOs
   are never opened).
+* ``OUTSIDE_SCOPES`` — with ``index.scopes`` set, a file under none of them. Discovery walks
+  only the scopes' folders (reached through the same folder checks as any other path), so the
+  rest of a monorepo is never listed; :func:`classify_path` reports this reason.
 
 A skipped folder is counted once, not once per file inside. Symlinked folders are followed only
 after the real tree is walked, so which path indexes a file never depends on listing order.
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agentic_lsp.config import IndexSettings
+from agentic_lsp.config_scopes import scope_of
 from agentic_lsp.errors import WorkspaceError
 from agentic_lsp.index.discovery import exclusions
 from agentic_lsp.index.discovery.ignore_rules import IgnoreLayer, IgnoreRules
@@ -95,6 +99,8 @@ def classify_path(
     parts = [p for p in rel_path.replace("\\", "/").split("/") if p not in ("", ".")]
     if not parts or ".." in parts:
         return SkipReason.UNREADABLE
+    if settings.scopes and scope_of("/".join(parts), settings.scopes) is None:
+        return SkipReason.OUTSIDE_SCOPES
     walked = _DirChain(root_real, settings, rules)
     found = walked.resolve(parts[:-1], follow_links=True)
     if isinstance(found, SkipReason):
@@ -166,7 +172,10 @@ class _Walk:
         self.seen = 0
 
     def run(self) -> DiscoveryResult:
-        self._walk("", self.root_real)
+        if self.settings.scopes:
+            self._walk_scopes()
+        else:
+            self._walk("", self.root_real)
         while self.links and not self.result.cancelled:
             rel, target = heapq.heappop(self.links)  # by link path: a stable, documented order
             if target in self.visited:
@@ -176,6 +185,18 @@ class _Walk:
             self._walk(rel, target)
         self.result.files.sort(key=lambda f: f.rel_path)
         return self.result
+
+    def _walk_scopes(self) -> None:
+        """Each scope's folder, reached as discovery would reach it (ignored, excluded or
+        linked-outside folders on the way count as that folder skipped), then walked."""
+        chain = _DirChain(self.root_real, self.settings, self.rules)
+        for scope in self.settings.scopes:
+            found = chain.resolve(scope.split("/"), follow_links=True)
+            if isinstance(found, SkipReason):
+                self.result.skip(found, scope)
+            elif found not in self.visited:
+                self.visited.add(found)
+                self._walk(scope, found)
 
     def _walk(self, start_rel: str, start_real: str) -> None:
         stack = [(start_rel, start_real)]

@@ -152,6 +152,7 @@ class Searcher:
                 kind="file",
                 signals=dict(c.ranks),
                 language=c.payload.get("language"),
+                scope=c.payload.get("scope"),
             )
             for score, c in ranked[:limit]
         ]
@@ -191,9 +192,8 @@ class Searcher:
         for hit in self.indexer.store.search_sparse("functions", q.sparse, FUNCTION_DEPTH):
             path = str(hit.payload["path"])
             if path not in best:
-                best[path] = Hit(
-                    path, hit.score, {"path": path, "language": hit.payload.get("language")}
-                )
+                keep = ("path", "language", "scope")
+                best[path] = Hit(path, hit.score, {k: hit.payload.get(k) for k in keep})
         return list(best.values())
 
     # -- phase 2: functions -------------------------------------------------------------------
@@ -306,6 +306,7 @@ class Searcher:
             signature=str(payload.get("signature", "")),
             signals=dict(c.ranks),
             language=payload.get("language"),
+            scope=payload.get("scope"),
         )
 
     def _sections(self, q: Query, notes: list[str]) -> list[SearchResult]:
