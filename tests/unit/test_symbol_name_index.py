@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 
 from agentic_lsp.index.parsing.parser import parse_file
 from agentic_lsp.index.retrieval.symbols import SymbolTable
@@ -109,3 +110,57 @@ def test_churn_leaves_no_duplicates_and_a_bounded_text() -> None:
     live = len(names._refs)
     assert len(names._keys) <= live + live // 3 + 1
     assert names._text.count("\n") == len(names._keys)
+
+
+def _loaded(source: SymbolTable) -> SymbolTable:
+    """A table filled as a restart fills it: :meth:`SymbolTable.load`, name indexes pending."""
+    symbols, imports = source.export()
+    table = SymbolTable()
+    table.load(list(symbols), symbols, imports)
+    return table
+
+
+def _answers(table: SymbolTable) -> list[object]:
+    out: list[object] = [table.fuzzy(q, 20) for q in QUERIES]
+    out += [table.find(n) for n in ("handle", "shared_name", "Srv", "hndl_new", "missing")]
+    out.append(table.definitions("shared_name", from_path="pkg1/mod_1.py"))
+    return out
+
+
+def test_a_loaded_table_answers_before_its_name_indexes_are_warmed() -> None:
+    built, _ = _table(90)
+    loaded = _loaded(built)
+    assert _answers(loaded) == _answers(built)  # the first lookup indexes what is pending
+    _same(loaded)
+
+
+def test_files_replaced_or_removed_before_warming_are_indexed_as_they_are_now() -> None:
+    built, paths = _table(90)
+    loaded = _loaded(built)
+    rng = random.Random(5)
+    for path in paths[::4]:
+        symbols = parse_file(path, "python", _module(rng, 555)).symbols
+        built.replace_file(path, symbols, [])
+        loaded.replace_file(path, symbols, [])
+    for path in paths[2::5]:
+        built.remove_file(path)
+        loaded.remove_file(path)
+    new = parse_file("new.py", "python", "def hndl_new():\n  pass\n").symbols
+    built.replace_file("new.py", new, [])
+    loaded.replace_file("new.py", new, [])
+    loaded.warm()
+    assert _answers(loaded) == _answers(built)
+    _same(loaded)
+    assert loaded.count() == built.count()
+
+
+def test_warming_beside_lookups_gives_the_same_answers() -> None:
+    built, _ = _table(150)
+    loaded = _loaded(built)
+    loaded.WARM_BATCH = 7  # type: ignore[misc]  # many holds of the lock
+    warming = threading.Thread(target=loaded.warm)
+    warming.start()
+    answers = _answers(loaded)
+    warming.join()
+    assert answers == _answers(built)
+    assert _answers(loaded) == answers

@@ -122,6 +122,8 @@ class Indexer(DenseVectors):
         self.records = {row[0]: FileRecord(*row) for row in state.records}
         self.generation += 1
         self.symbols.load(list(self.records), state.symbols, state.imports)
+        # the name indexes are built beside the restart's sync (or by the first lookup)
+        threading.Thread(target=self.symbols.warm, name="agentic-symbols", daemon=True).start()
         return True
 
     def _store_changes(self) -> None:

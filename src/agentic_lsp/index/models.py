@@ -49,7 +49,7 @@ class DiscoveryResult:
             examples.append(rel_path)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # no per-instance dict: ~100 bytes less each (10^6 here)
 class Symbol:
     """A definition found by tree-sitter: function, method, class, interface, struct, enum, …"""
 
