@@ -189,3 +189,15 @@ def test_scopes_on_a_qdrant_server_are_tenants_of_their_own(tmp_path: Path) -> N
 def test_a_scoped_store_needs_a_scope() -> None:
     with pytest.raises(ValueError, match="at least one scope"):
         ScopedStore({})
+
+
+def test_a_path_filter_asks_only_the_scopes_holding_those_paths(scoped: ScopedStore) -> None:
+    scoped.upsert("files", [point(f"{s}/m.py", f"{s}/m.py", "w", dense=unit(i))
+                            for i, s in enumerate((A, B))])  # fmt: skip
+    scoped.stores[B].close()  # a closed store refuses reads: B must not be asked below
+    only_a = Where(paths=[f"{A}/m.py", "elsewhere.py"])
+    assert [h.key for h in scoped.search_dense("files", unit(0), 5, only_a)] == [f"{A}/m.py"]
+    assert len(scoped.search_sparse("files", encode_query(["w"]), 5, only_a)) == 1
+    assert scoped.count("files", only_a) == 1
+    assert scoped.search_dense("files", unit(0), 5, Where(paths=["elsewhere.py"])) == []
+    assert scoped.count("files", Where(paths=[])) == 0

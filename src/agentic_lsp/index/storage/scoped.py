@@ -19,7 +19,7 @@ are merged as they come (documented as the cost of scoping).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -87,12 +87,16 @@ class ScopedStore:
     def search_dense(
         self, collection: str, vector: Sequence[float], limit: int, where: Where | None = None
     ) -> list[Hit]:
-        return self._merged(lambda s: s.search_dense(collection, vector, limit, where), limit)
+        return self._merged(
+            lambda s: s.search_dense(collection, vector, limit, where), limit, where
+        )
 
     def search_sparse(
         self, collection: str, vector: SparseVector, limit: int, where: Where | None = None
     ) -> list[Hit]:
-        return self._merged(lambda s: s.search_sparse(collection, vector, limit, where), limit)
+        return self._merged(
+            lambda s: s.search_sparse(collection, vector, limit, where), limit, where
+        )
 
     def scroll(
         self,
@@ -112,23 +116,30 @@ class ScopedStore:
                     left -= 1
 
     def count(self, collection: str, where: Where | None = None) -> int:
-        return sum(n for _, n in self._each(lambda _, s: s.count(collection, where)))
+        counted = self._each(lambda _, s: s.count(collection, where), self._holding(where))
+        return sum(n for _, n in counted)
 
     def counts(self, collection: str) -> dict[str, int]:
         """Points per scope (for ``doctor``)."""
         return dict(self._each(lambda _, s: s.count(collection)))
 
-    def _merged(self, search: Callable[[VectorStore], list[Hit]], limit: int) -> list[Hit]:
-        hits = [
-            _labelled(hit, scope)
-            for scope, found in self._each(lambda _, s: search(s))
-            for hit in found
-        ]
+    def _merged(
+        self, search: Callable[[VectorStore], list[Hit]], limit: int, where: Where | None
+    ) -> list[Hit]:
+        found = self._each(lambda _, s: search(s), self._holding(where))
+        hits = [_labelled(hit, scope) for scope, each in found for hit in each]
         hits.sort(key=lambda h: -h.score)  # stable: equal scores keep the scopes' order
         return hits[:limit]
 
+    def _holding(self, where: Where | None) -> set[str] | None:
+        """The scopes a path filter can match (a phase-2 search names its files), or ``None``
+        (every scope) when the filter names no paths."""
+        if where is None or where.paths is None:
+            return None
+        return {s for s in (scope_of(p, self.scopes) for p in where.paths) if s is not None}
+
     def _each(
-        self, call: Callable[[str, VectorStore], T], only: Mapping[str, Any] | None = None
+        self, call: Callable[[str, VectorStore], T], only: Collection[str] | None = None
     ) -> list[tuple[str, T]]:
         """``call`` on every sub-store (or those in ``only``), concurrently when several."""
         chosen = [(sc, st) for sc, st in self.stores.items() if only is None or sc in only]
