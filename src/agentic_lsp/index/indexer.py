@@ -397,6 +397,3 @@ class Indexer(DenseVectors):
     def holds_buffer(self, path: str, buffer: str | None) -> bool:
         """Whether the stored symbols of ``path`` describe ``buffer`` (``None``: the disk)."""
         return path in self.records and self._overlay_builds.describe(path, buffer)
-
-    def dense_pending(self) -> int:
-        return self.store.count("files", Where(has_dense=False))

@@ -134,6 +134,10 @@ class DenseVectors(ModelAccess):
                 self._function_files_left, 0
             )
 
+    def dense_pending(self) -> int:
+        """Files stored without their file vector."""
+        return self.store.count("files", Where(has_dense=False))
+
     def deferred_count(self) -> int:
         with self._function_queue_lock:
             return len(self._deferred)
