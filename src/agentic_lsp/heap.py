@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
@@ -70,11 +71,19 @@ def release_heap() -> None:
     gc.unfreeze()
 
 
-def trim_heap() -> None:
+_trimmed = 0.0  # when trim_heap last ran (monotonic seconds)
+
+
+def trim_heap(every_s: float = 0.0) -> None:
     """Hand the C heap's free pages back to the system (glibc's ``malloc_trim``): after a
-    native library freed a big build, its memory otherwise stays in the process's resident
-    set. A no-op where there is no glibc."""
-    if not sys.platform.startswith("linux"):
+    native library freed a big build, or torch's threads freed a batch's buffers, that memory
+    otherwise stays in the process's resident set (embedding 6,000 file documents: 1,349 MB
+    without, 897 MB with a trim after each batch). ``every_s``: skip it when the last trim
+    was more recent (a trim walks the heap). A no-op where there is no glibc."""
+    global _trimmed
+    now = time.monotonic()
+    if not sys.platform.startswith("linux") or now - _trimmed < every_s:
         return
+    _trimmed = now
     with suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)

@@ -258,7 +258,7 @@ class Indexer(DenseVectors):
                     if len(pending) >= STORE_BATCH:
                         store_s += flush()
             clock.tick(done, found.rel_path)
-        store_s += flush()
+        store_s += flush() if pending else 0.0  # an empty flush would still collect garbage
         summary.timings["parse"] = clock.elapsed - store_s
         summary.timings["store"] = store_s
         clock.tick(len(stale), "parsed", force=True)

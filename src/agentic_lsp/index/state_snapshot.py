@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from agentic_lsp.heap import collector_paused
+from agentic_lsp.heap import collector_paused, trim_heap
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.storage.vector_store import VectorStore
 
@@ -80,10 +80,12 @@ class StateSnapshot:
                     {p: [_symbol(s) for s in syms] for p, syms in data["symbols"].items()},
                     {p: list(i) for p, i in data["imports"].items()},
                 )
+                del data, raw
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             log.info("index state snapshot ignored (%s): rebuilding from the store", exc)
             self._remove()
             return None
+        trim_heap()  # the parsed JSON (hundreds of MB at 10^6 symbols) is garbage now
         self._valid = True
         return state
 

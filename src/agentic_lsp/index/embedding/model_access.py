@@ -17,7 +17,7 @@ import numpy as np
 
 from agentic_lsp.config import Settings, cache_root
 from agentic_lsp.foreground import yield_to_editor
-from agentic_lsp.heap import collector_paused, settle_heap
+from agentic_lsp.heap import collector_paused, settle_heap, trim_heap
 from agentic_lsp.index.build import FileBuild
 from agentic_lsp.index.embedding.cache import CACHE_FILE, EmbeddingCache
 from agentic_lsp.index.embedding.model import Embedder, load_embedder
@@ -105,7 +105,9 @@ class ModelAccess(ABC):
     ) -> dict[str, np.ndarray]:
         embedder = self.embedder()
         assert self._cache is not None
-        return self._cache.embed_cached(items, lambda texts: embedder.embed(texts, max_tokens))
+        found = self._cache.embed_cached(items, lambda texts: embedder.embed(texts, max_tokens))
+        trim_heap(every_s=2.0)  # the model's threads free a batch's buffers, glibc keeps them
+        return found
 
     def cache_counters(self) -> tuple[int, int]:
         return (self._cache.hits, self._cache.misses) if self._cache else (0, 0)
