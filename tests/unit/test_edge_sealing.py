@@ -124,3 +124,27 @@ def test_a_reopened_store_holds_what_was_written_and_sealed(tmp_path: Path) -> N
         assert again.count("files") == 26
     finally:
         again.close()
+
+
+class _NoSpace:
+    """A shard whose optimizer fails as qdrant's does on a full disk; the rest is the shard."""
+
+    def __init__(self, shard: object) -> None:
+        self._shard = shard
+
+    def optimize(self) -> bool:
+        raise RuntimeError("Not enough space available for optimization")
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._shard, name)
+
+
+def test_a_seal_that_fails_keeps_the_writes_and_the_store_usable(
+    store: edge.EdgeStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    store._shards["functions"] = _NoSpace(store._shards["functions"])  # type: ignore[assignment]
+    store.upsert("functions", [point(f"n{i}.py::n", f"n{i}.py") for i in range(50)])
+    assert "could not seal the functions shard" in caplog.text
+    store.upsert("functions", [point(f"m{i}.py::m", f"m{i}.py") for i in range(10)])
+    assert store.count("functions") == 60
+    assert SEALED == ["functions"]  # tried once, then again only after 40 more points

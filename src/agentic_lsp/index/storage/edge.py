@@ -21,6 +21,7 @@ a few ms at 50k points.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -48,6 +49,8 @@ from agentic_lsp.index.storage.vector_store import (
     point_id,
     selected_fields,
 )
+
+log = logging.getLogger(__name__)
 
 _BATCH = 200
 _SCROLL_PAGE = 512
@@ -228,7 +231,12 @@ class EdgeStore:
         """Turn the shard's appendable segment into a sealed one, then reopen the shard: the
         optimizer's shard keeps what it built in RAM; a reopened one reads it from disk."""
         shard = self._shards[name]
-        shard.optimize()  # reads go on meanwhile
+        self._written[name] = 0  # sealed or not, try again only after as many points more
+        try:
+            shard.optimize()  # reads go on meanwhile
+        except Exception as err:  # e.g. no disk space for the sealed copy: the data is safe
+            log.warning("could not seal the %s shard, it stays in memory: %s", name, err)
+            return
         with self._gate.reopening():
             shard.close()
             try:
@@ -236,7 +244,6 @@ class EdgeStore:
             except Exception as err:
                 self._closed = True
                 raise StoreCorrupt(f"collection {name!r} cannot be reopened: {err}") from err
-        self._written[name] = 0
         trim_heap()
 
     def seal(self) -> None:
