@@ -12,7 +12,7 @@ import pytest
 from tests.unit.test_store import DIM, MODEL, point, terms, unit
 
 from agentic_lsp.index.lexical import encode_query
-from agentic_lsp.index.storage import edge
+from agentic_lsp.index.storage import edge, edge_sealing
 from agentic_lsp.index.storage.opening import open_store
 from agentic_lsp.index.storage.vector_store import Where
 
@@ -126,25 +126,53 @@ def test_a_reopened_store_holds_what_was_written_and_sealed(tmp_path: Path) -> N
         again.close()
 
 
-class _NoSpace:
-    """A shard whose optimizer fails as qdrant's does on a full disk; the rest is the shard."""
+class _NoOptimizeHere:
+    """A shard that fails the test if the server process runs its optimizer (which holds the
+    GIL); everything else is the real shard."""
 
     def __init__(self, shard: object) -> None:
         self._shard = shard
 
     def optimize(self) -> bool:
-        raise RuntimeError("Not enough space available for optimization")
+        raise AssertionError("the optimizer ran in the server process")
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._shard, name)
 
 
-def test_a_seal_that_fails_keeps_the_writes_and_the_store_usable(
-    store: edge.EdgeStore, caplog: pytest.LogCaptureFixture
+def test_the_optimizer_runs_in_a_child_process_not_the_server(store: edge.EdgeStore) -> None:
+    store._shards["functions"] = _NoOptimizeHere(store._shards["functions"])  # type: ignore[assignment]
+    store.upsert("functions", [point(f"c{i}.py::c", f"c{i}.py") for i in range(50)])
+    assert SEALED == ["functions"]
+    assert _segments(store, "functions") >= 2  # the child sealed it; the server reopened it
+    assert store.count("functions") == 50
+
+
+def test_a_sealing_process_that_fails_or_is_killed_loses_nothing(
+    store: edge.EdgeStore, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store._shards["functions"] = _NoSpace(store._shards["functions"])  # type: ignore[assignment]
+    monkeypatch.setattr(edge_sealing, "SEAL_TIMEOUT_S", 0.001)  # killed before it finishes
     store.upsert("functions", [point(f"n{i}.py::n", f"n{i}.py") for i in range(50)])
     assert "could not seal the functions shard" in caplog.text
+    assert "did not finish" in caplog.text
     store.upsert("functions", [point(f"m{i}.py::m", f"m{i}.py") for i in range(10)])
     assert store.count("functions") == 60
     assert SEALED == ["functions"]  # tried once, then again only after 40 more points
+    monkeypatch.setattr(edge_sealing, "SEAL_TIMEOUT_S", 600.0)
+    store.seal()
+    assert store.count("functions") == 60
+
+
+def test_the_sealing_process_reports_why_it_failed(tmp_path: Path) -> None:
+    (tmp_path / "not-a-shard").mkdir()
+    failure = edge_sealing.seal_shard(tmp_path / "not-a-shard", DIM)
+    assert failure is not None and "cannot open not-a-shard" in failure
+
+
+def test_new_shards_keep_their_field_indexes_on_disk(store: edge.EdgeStore) -> None:
+    for name in ("files", "functions", "sections"):
+        schema = store._shards[name].info().payload_schema
+        assert set(schema) == {"path", "language", "kind", "content_hash"}
+        assert all(
+            getattr(info.params, "memory", None) == edge.qe.Memory.Cold for info in schema.values()
+        )

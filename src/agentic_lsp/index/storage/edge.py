@@ -12,11 +12,13 @@ GIL and supports concurrent reads during a write), except for the moment a shard
 Memory: a shard's appendable segment keeps its sparse index, payload indexes and written
 pages in RAM (about 5 KB a function point: 3.9 GB at 764,000 points); a sealed segment is
 read from disk (about 1.2 KB a point once reopened). So every :data:`SEAL_AFTER` points
-written, the shard is sealed: the optimizer turns the appendable segment into a sealed one
-(about 1.3 s per 30,000 points here, reads going on), then the shard is reopened, which is
-what hands the build's memory back. No segment is merged into another (merging would redo
-the whole shard every time) and no HNSW graph is built: searches stay exact (brute force),
-a few ms at 50k points.
+written, the shard is sealed: it is closed, a child process's optimizer turns the appendable
+segment into a sealed one (about 1.3 s per 30,000 points here; in a child because the
+optimizer holds the GIL: :mod:`~agentic_lsp.index.storage.edge_sealing`), and it is reopened,
+reading the sealed segment from disk. Reads of that shard wait meanwhile (:class:`ReadGate`),
+other shards' do not. No segment is merged into another (merging would redo the whole shard
+every time) and no HNSW graph is built: searches stay exact (brute force), a few ms at 50k
+points.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,8 @@ import qdrant_edge as qe
 from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
 from agentic_lsp.foreground import yield_to_editor
 from agentic_lsp.heap import trim_heap
+from agentic_lsp.index.storage.edge_sealing import FIELD_INDEX, edge_config, seal_shard
+from agentic_lsp.index.storage.read_gate import ReadGate
 from agentic_lsp.index.storage.vector_store import (
     COLLECTIONS,
     DENSE,
@@ -56,62 +60,6 @@ _BATCH = 200
 _SCROLL_PAGE = 512
 _IN_USE_MARK = "WouldBlock"
 SEAL_AFTER = 30_000  # points written to a shard before its appendable segment is sealed
-
-
-def _config(dim: int) -> qe.EdgeConfig:
-    return qe.EdgeConfig(
-        # Cold: a reopened shard maps its vectors and reads the pages a search touches, instead
-        # of loading every function's slot (1.5 KB each, embedded or not) at start.
-        vectors={
-            DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, memory=qe.Memory.Cold)
-        },
-        # Cold: a sealed segment's inverted index stays on disk, its postings read as queries
-        # touch them (half the RAM of a reopened shard; query p50 the same, 1.2 ms at 150k).
-        sparse_vectors={
-            SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=qe.Memory.Cold)
-        },
-        hnsw_config=qe.HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000),
-        # Seal whatever the appendable segment holds when asked (its size is ours to judge: see
-        # SEAL_AFTER), never merge sealed segments.
-        optimizers=qe.EdgeOptimizersConfig(max_segment_size=1_000, indexing_threshold=1),
-    )
-
-
-class _ReadGate:
-    """Reads run together and never wait for writes; reopening a shard waits for the reads in
-    flight and holds new ones for the moment it takes (a fraction of a second)."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._reopening = False
-
-    @contextmanager
-    def reading(self) -> Iterator[None]:
-        with self._cond:
-            while self._reopening:
-                self._cond.wait()
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                if not self._readers:
-                    self._cond.notify_all()
-
-    @contextmanager
-    def reopening(self) -> Iterator[None]:
-        with self._cond:
-            self._reopening = True
-            while self._readers:
-                self._cond.wait()
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._reopening = False
-                self._cond.notify_all()
 
 
 def _in_use_error(root: Path) -> IndexUnavailable:
@@ -150,7 +98,7 @@ class EdgeStore:
         self.dim = dim
         self._shards = shards
         self._write_lock = threading.Lock()
-        self._gate = _ReadGate()
+        self._gates = {name: ReadGate() for name in shards}  # a reopen holds its shard's reads
         self._written = dict.fromkeys(shards, 0)  # points written since the shard was sealed
         self._closed = False
 
@@ -160,12 +108,10 @@ class EdgeStore:
         shards: dict[str, qe.EdgeShard] = {}
         try:
             for name in COLLECTIONS:
-                shard = qe.EdgeShard.create(str(root / name), _config(dim))
+                shard = qe.EdgeShard.create(str(root / name), edge_config(dim))
                 shards[name] = shard
                 for field in INDEXED_FIELDS:
-                    shard.update(
-                        qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword)
-                    )
+                    shard.update(qe.UpdateOperation.create_field_index(field, FIELD_INDEX))
                 shard.flush()
         except Exception as err:
             for shard in shards.values():
@@ -187,7 +133,7 @@ class EdgeStore:
                 if not shard_dir.is_dir():
                     raise StoreCorrupt(f"collection {name!r} is missing")
                 try:
-                    shard = qe.EdgeShard.load(str(shard_dir), _config(dim))
+                    shard = qe.EdgeShard.load(str(shard_dir), edge_config(dim))
                 except Exception as err:
                     if _IN_USE_MARK in str(err):
                         raise _in_use_error(root) from err
@@ -205,15 +151,17 @@ class EdgeStore:
         present = shard.info().payload_schema
         for field in INDEXED_FIELDS:
             if field not in present:
-                shard.update(
-                    qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword)
-                )
+                shard.update(qe.UpdateOperation.create_field_index(field, FIELD_INDEX))
 
     def _shard(self, collection: str) -> qe.EdgeShard:
         check_collection(collection)
         if self._closed:
             raise IndexUnavailable("the index store is closed", "restart the server")
         return self._shards[collection]
+
+    def _reading(self, collection: str) -> AbstractContextManager[None]:
+        check_collection(collection)
+        return self._gates[collection].reading()
 
     def _write(self, collection: str, operation: qe.UpdateOperation, points: int = 0) -> None:
         with self._write_lock:
@@ -228,22 +176,21 @@ class EdgeStore:
             self._seal(collection)
 
     def _seal(self, name: str) -> None:
-        """Turn the shard's appendable segment into a sealed one, then reopen the shard: the
-        optimizer's shard keeps what it built in RAM; a reopened one reads it from disk."""
-        shard = self._shards[name]
+        """Seal the shard's appendable segment: close the shard, let a child process run the
+        optimizer (it holds the GIL while it runs: :mod:`edge_sealing`), reopen. Reads of this
+        shard wait meanwhile, other shards' do not; the write lock is held."""
         self._written[name] = 0  # sealed or not, try again only after as many points more
-        try:
-            shard.optimize()  # reads go on meanwhile
-        except Exception as err:  # e.g. no disk space for the sealed copy: the data is safe
-            log.warning("could not seal the %s shard, it stays in memory: %s", name, err)
-            return
-        with self._gate.reopening():
-            shard.close()
+        shard_dir = self.root / name
+        with self._gates[name].reopening():
+            self._shards[name].close()
+            failure = seal_shard(shard_dir, self.dim)
             try:
-                self._shards[name] = qe.EdgeShard.load(str(self.root / name), _config(self.dim))
+                self._shards[name] = qe.EdgeShard.load(str(shard_dir), edge_config(self.dim))
             except Exception as err:
                 self._closed = True
                 raise StoreCorrupt(f"collection {name!r} cannot be reopened: {err}") from err
+        if failure is not None:  # e.g. no disk space for the sealed copy: the data is safe
+            log.warning("could not seal the %s shard, it stays in memory: %s", name, failure)
         trim_heap()
 
     def seal(self) -> None:
@@ -294,7 +241,7 @@ class EdgeStore:
     def get(self, collection: str, keys: Sequence[str]) -> list[Hit]:
         if not keys:
             return []
-        with self._gate.reading():
+        with self._reading(collection):
             records = self._shard(collection).retrieve([point_id(k) for k in keys], True, False)
         return [hit_from_payload(r.payload, 0.0) for r in records]
 
@@ -320,7 +267,7 @@ class EdgeStore:
         request = qe.QueryRequest(
             limit=limit, query=query, filter=_filter(where), with_payload=True, with_vector=False
         )
-        with self._gate.reading():
+        with self._reading(collection):
             found = self._shard(collection).query(request)
         return [hit_from_payload(p.payload, p.score) for p in found]
 
@@ -348,7 +295,7 @@ class EdgeStore:
             request = qe.ScrollRequest(
                 offset=offset, limit=page, filter=flt, with_payload=payload, with_vector=False
             )
-            with self._gate.reading():
+            with self._reading(collection):
                 records, offset = self._shard(collection).scroll(request)
             for record in records:
                 yield hit_from_payload(record.payload, 0.0)
@@ -361,7 +308,7 @@ class EdgeStore:
         if where is not None and where.matches_nothing():
             return 0
         request = qe.CountRequest(exact=True, filter=_filter(where))
-        with self._gate.reading():
+        with self._reading(collection):
             return self._shard(collection).count(request)
 
     def flush(self) -> None:

@@ -1,0 +1,44 @@
+"""A gate between a shard's readers and the moment it is closed and reopened."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class ReadGate:
+    """Reads run together and never wait for writes; reopening a shard waits for the reads in
+    flight and holds new ones for the moment it takes (a fraction of a second)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._reopening = False
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._cond:
+            while self._reopening:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def reopening(self) -> Iterator[None]:
+        with self._cond:
+            self._reopening = True
+            while self._readers:
+                self._cond.wait()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._reopening = False
+                self._cond.notify_all()
