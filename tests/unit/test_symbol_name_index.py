@@ -164,3 +164,19 @@ def test_warming_beside_lookups_gives_the_same_answers() -> None:
     warming.join()
     assert answers == _answers(built)
     assert _answers(loaded) == answers
+
+
+def test_warming_in_background_runs_one_thread_that_indexes_every_loaded_file() -> None:
+    built, _ = _table(60)
+    loaded = _loaded(built)
+    loaded.WARM_BATCH = 5  # type: ignore[misc]
+    loaded.warm_in_background()
+    loaded.warm_in_background()  # already warming: no second thread
+    warming = [t for t in threading.enumerate() if t.name == "agentic-symbols"]
+    assert len(warming) <= 1
+    for thread in warming:
+        thread.join(timeout=30)
+    assert not loaded._to_index and not loaded._unindexed  # indexed without any lookup
+    assert _answers(loaded) == _answers(built)
+    loaded.warm_in_background()  # nothing left: no thread
+    assert not [t for t in threading.enumerate() if t.name == "agentic-symbols"]

@@ -122,9 +122,7 @@ class Indexer(DenseVectors):
         self.records = {row[0]: FileRecord(*row) for row in state.records}
         self.generation += 1
         self.symbols.load(list(self.records), state.symbols, state.imports)
-        # the name indexes are built beside the restart's sync (or by the first lookup)
-        threading.Thread(target=self.symbols.warm, name="agentic-symbols", daemon=True).start()
-        return True
+        return True  # name indexes: after the restart's walk (which they would slow 5x)
 
     def _store_changes(self) -> None:
         """Called before every write of records/symbols to the store."""
@@ -181,6 +179,7 @@ class Indexer(DenseVectors):
             except Cancelled:
                 summary.cancelled = True
                 builds, parsed = [], []
+        self.symbols.warm_in_background()
         summary.files = len(self.records)
         summary.symbols = self.symbols.count()
         if embed and not summary.cancelled:

@@ -120,6 +120,7 @@ class SymbolTable:
         self._names = NameIndex()
         self._unindexed: set[str] = set()  # loaded, not yet in the name indexes
         self._to_index: list[str] = []  # the same, in load order (may hold paths since gone)
+        self._warming = False  # a warm_in_background thread runs
 
     def replace_file(self, path: str, symbols: list[Symbol], imports: list[str]) -> None:
         with self._lock:
@@ -153,12 +154,23 @@ class SymbolTable:
         for path in paths:
             self.replace_file(path, symbols.get(path, []), imports.get(path, []))
 
+    def warm_in_background(self) -> None:
+        """:meth:`warm` in a daemon thread, if files wait and no thread does it yet. A restart
+        calls it after its walk of the tree: beside it, the walk took 4.5 s instead of 0.8 s
+        at 50,000 files (both are Python holding the GIL)."""
+        with self._lock:
+            if not self._to_index or self._warming:
+                return
+            self._warming = True
+        threading.Thread(target=self.warm, name="agentic-symbols", daemon=True).start()
+
     def warm(self) -> None:
         """Index every loaded file by name, a batch per hold of the lock (a worker thread)."""
         while True:
             yield_to_editor()  # outside the lock: an editor request may need it
             with self._lock:
                 if not self._index_pending(self.WARM_BATCH):
+                    self._warming = False
                     return
 
     def _index_pending(self, limit: int | None = None) -> bool:
