@@ -158,11 +158,6 @@ class ScopedStore:
         """Forwarded to sub-stores that can seal (their own meaning of it)."""
         self._forward("seal")
 
-    def optimize(self) -> bool:
-        """Forwarded to sub-stores that optimise; True if any did something."""
-        done = [bool(result) for result in self._forward("optimize")]
-        return any(done)
-
     def _forward(self, name: str) -> list[Any]:
         results = []
         for store in self.stores.values():
