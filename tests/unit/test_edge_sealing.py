@@ -176,3 +176,18 @@ def test_new_shards_keep_their_field_indexes_on_disk(store: edge.EdgeStore) -> N
         assert all(
             getattr(info.params, "memory", None) == edge.qe.Memory.Cold for info in schema.values()
         )
+
+
+def test_an_idle_flush_seals_shards_written_enough_since_their_last_seal(
+    store: edge.EdgeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(edge, "IDLE_SEAL_FROM", 10)
+    store.upsert("functions", [point(f"i{i}.py::i", f"i{i}.py") for i in range(15)])
+    store.upsert("files", [point(f"i{i}.py", f"i{i}.py", kind="file") for i in range(5)])
+    store.flush()
+    assert SEALED == []
+    store.flush(idle=True)
+    assert SEALED == ["functions"]  # files: 5 points written, below the idle bar
+    store.flush(idle=True)
+    assert SEALED == ["functions"]  # nothing written since
+    assert (store.count("functions"), store.count("files")) == (15, 5)

@@ -191,7 +191,7 @@ class Indexer(DenseVectors):
                 if background:  # functions follow in the background, the files just parsed first
                     self.schedule_function_vectors(parsed)
         if summary.parsed or summary.removed or summary.embedded or summary.embed_reused:
-            self.store.flush()
+            self.store.flush(idle=True)
         if not summary.cancelled:
             self.save_snapshot()
         summary.timings["total"] = time.perf_counter() - started

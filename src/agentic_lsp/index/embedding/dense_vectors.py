@@ -358,6 +358,7 @@ class DenseVectors(ModelAccess):
                 order = self._next_function_files(order)
                 self._function_files_left = len(order)
                 if not order:
+                    self.store.flush(idle=True)  # every vector is written: seal what waits
                     break
                 path, order = order[0], order[1:]
                 self.ensure_function_vectors([path], background=True)

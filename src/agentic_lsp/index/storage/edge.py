@@ -60,6 +60,7 @@ _BATCH = 200
 _SCROLL_PAGE = 512
 _IN_USE_MARK = "WouldBlock"
 SEAL_AFTER = 30_000  # points written to a shard before its appendable segment is sealed
+IDLE_SEAL_FROM = 2_000  # points written since the last seal that an idle flush seals
 
 
 def _in_use_error(root: Path) -> IndexUnavailable:
@@ -193,11 +194,11 @@ class EdgeStore:
             log.warning("could not seal the %s shard, it stays in memory: %s", name, failure)
         trim_heap()
 
-    def seal(self) -> None:
-        """Seal every shard written to since it was last sealed (idle time, tests)."""
+    def seal(self, at_least: int = 1) -> None:
+        """Seal every shard with ``at_least`` points written since it was last sealed."""
         with self._write_lock:
             for name in COLLECTIONS:
-                if self._written[name] and not self._closed:
+                if self._written[name] >= at_least and not self._closed:
                     self._seal(name)
 
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
@@ -311,7 +312,12 @@ class EdgeStore:
         with self._reading(collection):
             return self._shard(collection).count(request)
 
-    def flush(self) -> None:
+    def flush(self, idle: bool = False) -> None:
+        """``idle``: shards with :data:`IDLE_SEAL_FROM` points written since their last seal
+        are sealed too (an index that ends a sync below :data:`SEAL_AFTER` would otherwise keep
+        its appendable segment in RAM while the server idles)."""
+        if idle:
+            self.seal(IDLE_SEAL_FROM)
         with self._write_lock:
             for name in COLLECTIONS:
                 self._shard(name).flush()

@@ -365,7 +365,7 @@ class QdrantServerStore:
         with self._reading():
             return self._client.count(name, count_filter=self._filter(where), exact=True).count
 
-    def flush(self) -> None:
+    def flush(self, idle: bool = False) -> None:
         """Nothing to do: every write waits for the server (``wait=True``)."""
 
     def close(self) -> None:

@@ -150,9 +150,9 @@ class ScopedStore:
 
     # -- the whole store: every scope ---------------------------------------------------------
 
-    def flush(self) -> None:
+    def flush(self, idle: bool = False) -> None:
         for store in self.stores.values():
-            store.flush()
+            store.flush(idle)
 
     def seal(self) -> None:
         """Forwarded to sub-stores that can seal (their own meaning of it)."""
