@@ -17,6 +17,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -25,7 +26,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentic_lsp.index.build import FILE_LEXICAL_CHARS
 from agentic_lsp.index.discovery.secrets import is_secret_path
+from agentic_lsp.index.lexical import encode_query
 from agentic_lsp.index.results import Occurrence, ReferenceResult
 from agentic_lsp.index.retrieval.symbols import SymbolTable
 
@@ -40,6 +43,8 @@ __all__ = [
     "identifier_at",
     "references_in_index",
 ]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_LIMIT = 2000
 MAX_PREVIEW_CHARS = 200
@@ -175,10 +180,11 @@ def references_in_index(
     words = _CACHES.get(indexer)
     if words is None:
         words = _CACHES.setdefault(indexer, WordCache())
-    return find_references(
+    paths, ruled_out = _paths_that_may_name(indexer, name)
+    found = find_references(
         indexer.root,
         name,
-        list(indexer.records),
+        paths,
         from_path=from_path,
         overlays=overlays,
         symbols=indexer.symbols,
@@ -189,6 +195,31 @@ def references_in_index(
         redact=redact,
         stamps={r.path: (r.size, r.mtime_ns) for r in list(indexer.records.values())},
     )
+    found.files_scanned += ruled_out
+    return found
+
+
+def _paths_that_may_name(indexer: Indexer, name: str) -> tuple[list[str], int]:
+    """The indexed files that may hold ``name``, and how many others were ruled out unread.
+
+    The files collection's sparse index is an inverted index of each file's identifiers (in
+    its first :data:`FILE_LEXICAL_CHARS` characters), so one sparse query names the files whose
+    indexed text holds the identifier, case-folded: a superset of those holding it as written.
+    Longer files stay candidates. Without this, a request during a cold index read every file
+    indexed since the last request. A name the lexical terms do not keep as it is (one
+    character, non-ASCII, a ``$``), or a store that cannot answer, rules nothing out."""
+    records = dict(indexer.records)
+    paths = list(records)
+    if len(name) < 2 or not name.isascii() or "$" in name or not paths:
+        return paths, 0
+    try:
+        hits = indexer.store.search_sparse("files", encode_query([name.lower()]), len(paths))
+    except Exception:  # closed, reopening failed, a server away: read them all, as before
+        log.debug("references: the store could not narrow the files", exc_info=True)
+        return paths, 0
+    named = {hit.key for hit in hits}
+    kept = [p for p in paths if p in named or records[p].size > FILE_LEXICAL_CHARS]
+    return kept, len(paths) - len(kept)
 
 
 def rank_paths(
