@@ -69,3 +69,22 @@ async def test_references_read_only_the_files_the_index_says_may_name_it(
         assert {o.path for o in one_letter.occurrences} == {"pkg/defines.py"}
     finally:
         await engine.close()
+
+
+async def test_previews_are_redacted_unless_the_caller_shows_none(tmp_path: Path) -> None:
+    secret = "pa55-w0rd-9f3Kq7Zx1Lm8"
+    (tmp_path / "conf.py").write_text(f'password = "{secret}"; marker = needle_name\n')
+    engine = Engine(tmp_path, load_settings(tmp_path))
+    await engine.start(index=False, watch=False)
+    try:
+        await asyncio.to_thread(engine.sync_blocking, None, False)
+        shown = engine.navigation.references("needle_name", "conf.py")
+        assert [o.path for o in shown.occurrences] == ["conf.py"]
+        assert secret not in shown.occurrences[0].preview  # what MCP and agents get
+        located = engine.navigation.references("needle_name", "conf.py", previews=False)
+        assert [(o.line, o.col) for o in located.occurrences] == [
+            (o.line, o.col) for o in shown.occurrences
+        ]
+        assert secret in located.occurrences[0].preview  # LSP: locations, never shown
+    finally:
+        await engine.close()

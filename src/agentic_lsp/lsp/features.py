@@ -375,4 +375,6 @@ async def references(ls: AgenticLanguageServer, params: lsp.ReferenceParams) -> 
 def _find(
     navigation: Navigation, name: str, rel: str, buffers: dict[str, str], cancel: CancelFn
 ) -> list[Occurrence]:
-    return navigation.references(name, rel, buffers=buffers, cancel=cancel).occurrences
+    # Locations only: the editor reads the files itself (previews convert columns to UTF-16).
+    found = navigation.references(name, rel, buffers=buffers, cancel=cancel, previews=False)
+    return found.occurrences
