@@ -181,6 +181,7 @@ def references_in_index(
     if words is None:
         words = _CACHES.setdefault(indexer, WordCache())
     paths, ruled_out = _paths_that_may_name(indexer, name)
+    narrowed = ruled_out is not None  # then the word cache would only cost (building its sets)
     found = find_references(
         indexer.root,
         name,
@@ -191,16 +192,19 @@ def references_in_index(
         max_file_bytes=indexer.settings.index.max_file_bytes,
         limit=limit,
         cancel=cancel,
-        words=words,
+        words=None if narrowed else words,
         redact=redact,
-        stamps={r.path: (r.size, r.mtime_ns) for r in list(indexer.records.values())},
+        stamps=None
+        if narrowed
+        else {r.path: (r.size, r.mtime_ns) for r in list(indexer.records.values())},
     )
-    found.files_scanned += ruled_out
+    found.files_scanned += ruled_out or 0
     return found
 
 
-def _paths_that_may_name(indexer: Indexer, name: str) -> tuple[list[str], int]:
-    """The indexed files that may hold ``name``, and how many others were ruled out unread.
+def _paths_that_may_name(indexer: Indexer, name: str) -> tuple[list[str], int | None]:
+    """The indexed files that may hold ``name``, and how many others were ruled out unread
+    (``None``: the index could not narrow them).
 
     The files collection's sparse index is an inverted index of each file's identifiers (in
     its first :data:`FILE_LEXICAL_CHARS` characters), so one sparse query names the files whose
@@ -211,12 +215,12 @@ def _paths_that_may_name(indexer: Indexer, name: str) -> tuple[list[str], int]:
     records = dict(indexer.records)
     paths = list(records)
     if len(name) < 2 or not name.isascii() or "$" in name or not paths:
-        return paths, 0
+        return paths, None
     try:
         hits = indexer.store.search_sparse("files", encode_query([name.lower()]), len(paths))
     except Exception:  # closed, reopening failed, a server away: read them all, as before
         log.debug("references: the store could not narrow the files", exc_info=True)
-        return paths, 0
+        return paths, None
     named = {hit.key for hit in hits}
     kept = [p for p in paths if p in named or records[p].size > FILE_LEXICAL_CHARS]
     return kept, len(paths) - len(kept)
