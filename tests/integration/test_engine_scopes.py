@@ -26,11 +26,15 @@ def engine_for(root: Path, cache: Path, scopes: list[str]) -> Engine:
     return Engine(root, load_settings(root, init_options=options, environ={}))
 
 
-def test_engine_indexes_searches_and_labels_by_scope(tmp_path: Path) -> None:
-    root, cache = tmp_path / "mono", tmp_path / "cache"
+def _write_tree(root: Path) -> Path:
     for rel, text in FILES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_engine_indexes_searches_and_labels_by_scope(tmp_path: Path) -> None:
+    root, cache = _write_tree(tmp_path / "mono"), tmp_path / "cache"
     engine = engine_for(root, cache, ["apps/web", "apps/api"])
     engine.open()
     try:
@@ -60,10 +64,7 @@ def test_engine_indexes_searches_and_labels_by_scope(tmp_path: Path) -> None:
 
 
 def test_a_restart_with_another_scope_list_loads_only_its_scopes(tmp_path: Path) -> None:
-    root, cache = tmp_path / "mono", tmp_path / "cache"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
+    root, cache = _write_tree(tmp_path / "mono"), tmp_path / "cache"
     both = engine_for(root, cache, ["apps/web", "apps/api"])
     both.open()
     both.sync_blocking(embed=False, background=False)

@@ -177,11 +177,12 @@ def references_in_index(
     overlays = dict(indexer.overlays)
     overlays.update(buffers or {})
     overlays = {path: text for path, text in overlays.items() if not is_secret_path(path)}
-    words = _CACHES.get(indexer)
-    if words is None:
-        words = _CACHES.setdefault(indexer, WordCache())
     paths, ruled_out = _paths_that_may_name(indexer, name)
-    narrowed = ruled_out is not None  # then the word cache would only cost (building its sets)
+    words: WordCache | None = None
+    stamps: dict[str, tuple[int, int]] | None = None
+    if ruled_out is None:  # not narrowed by the index: the word cache skips what it can
+        words = _CACHES.get(indexer) or _CACHES.setdefault(indexer, WordCache())
+        stamps = {r.path: (r.size, r.mtime_ns) for r in list(indexer.records.values())}
     found = find_references(
         indexer.root,
         name,
@@ -192,11 +193,9 @@ def references_in_index(
         max_file_bytes=indexer.settings.index.max_file_bytes,
         limit=limit,
         cancel=cancel,
-        words=None if narrowed else words,
+        words=words,
         redact=redact,
-        stamps=None
-        if narrowed
-        else {r.path: (r.size, r.mtime_ns) for r in list(indexer.records.values())},
+        stamps=stamps,
     )
     found.files_scanned += ruled_out or 0
     return found
