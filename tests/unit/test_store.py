@@ -7,6 +7,7 @@ import math
 import random
 import re
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,16 @@ from agentic_lsp.index.lexical import encode_query, encode_sparse
 from agentic_lsp.index.storage.opening import open_store
 from agentic_lsp.index.storage.qdrant import collection_names, open_server_store
 from agentic_lsp.index.storage.vector_store import (
+    _KEY_NAMESPACE as KEY_NAMESPACE,
+)
+from agentic_lsp.index.storage.vector_store import (
     META_FILE,
     SCHEMA_VERSION,
     OpenedStore,
     Point,
     VectorStore,
     Where,
+    point_id,
 )
 
 DIM = 16
@@ -226,6 +231,23 @@ def test_scroll_reads_only_the_fields_asked_for(store: VectorStore) -> None:
     assert len(bare) == 5 and all(set(h.payload) == {"key"} for h in bare)
     full = next(iter(store.scroll("functions", limit=1)))
     assert {"doc", "qualname", "path"} <= set(full.payload)
+    mixed = list(store.scroll("functions", limit=3, fields=("path", "doc", "end_line")))
+    assert len(mixed) == 3
+    assert all(h.payload == {"key": h.key, "path": h.payload["path"], "doc": "x" * 50,
+                             "end_line": 9} for h in mixed)  # fmt: skip
+
+
+def test_any_text_round_trips_through_get_search_and_scroll(store: VectorStore) -> None:
+    odd = 'naïve 𝔘nicode "quoted" \\ \n tab\t \udcff lone surrogate'
+    p = point("src/ü.py::f", "src/ü.py", doc=odd, signature=odd, dense=unit(3))
+    p.payload["key"] = "ignored: the point's key wins"
+    store.upsert("functions", [p])
+    expected = {**p.payload, "key": "src/ü.py::f"}
+    (got,) = store.get("functions", ["src/ü.py::f"])
+    assert got.payload == expected
+    assert store.search_dense("functions", unit(3), 1)[0].payload == expected
+    (scrolled,) = store.scroll("functions", Where(paths=["src/ü.py"]))
+    assert scrolled.payload == expected
 
 
 def test_rare_identifier_ranks_first_via_sparse(store: VectorStore) -> None:
@@ -390,6 +412,42 @@ def test_edge_corrupt_store_is_moved_aside(tmp_path: Path, damage: str) -> None:
     reopened = _edge(root)
     assert reopened.recovered_from is None and reopened.store.count("functions") == 1
     reopened.store.close()
+
+
+def test_edge_payloads_are_stored_packed(tmp_path: Path) -> None:
+    """Converting a payload costs per entry: the shard holds the filtered fields, the key and the
+    content hash top-level, the rest as one JSON string."""
+    root = tmp_path / "idx"
+    _fill(root)
+    opened = _edge(root)
+    try:
+        shard = opened.store._shards["functions"]  # type: ignore[attr-defined]
+        (record,) = shard.retrieve([point_id("a.py::f")], True, False)
+        assert set(record.payload) == {"key", "path", "language", "kind", "content_hash", "_"}
+        assert json.loads(record.payload["_"]) == {"qualname": "f", "start_line": 1, "end_line": 9}
+    finally:
+        opened.store.close()
+
+
+def test_edge_store_of_the_earlier_payload_layout_is_rebuilt(tmp_path: Path) -> None:
+    root = tmp_path / "idx"
+    _fill(root)
+    meta = json.loads((root / META_FILE).read_text())
+    del meta["payload_layout"]  # as a store written before the layout was recorded
+    (root / META_FILE).write_text(json.dumps(meta))
+    opened = _edge(root)
+    try:
+        _assert_recovered(root, opened.message, opened.recovered_from)
+        assert "payload layout 1, expected 2" in opened.message
+        assert opened.store.count("functions") == 0
+    finally:
+        opened.store.close()
+
+
+def test_point_ids_are_uuid5_of_the_key() -> None:
+    names = ["", "a.py", "src/a.py::Parser.parse#function#0", "ü/𝔘.py::f", "x" * 1000]
+    for key in names:
+        assert point_id(key) == str(uuid.uuid5(KEY_NAMESPACE, key))
 
 
 @pytest.mark.parametrize(("dim", "model"), [(DIM * 2, MODEL), (DIM, "other-model")])

@@ -35,12 +35,12 @@ import qdrant_edge as qe
 from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
 from agentic_lsp.foreground import yield_to_editor
 from agentic_lsp.heap import trim_heap
+from agentic_lsp.index.storage.edge_payload import FILTERED, pack, stored_fields, unpack
 from agentic_lsp.index.storage.edge_sealing import FIELD_INDEX, edge_config, seal_shard
 from agentic_lsp.index.storage.read_gate import ReadGate
 from agentic_lsp.index.storage.vector_store import (
     COLLECTIONS,
     DENSE,
-    INDEXED_FIELDS,
     SPARSE,
     Hit,
     Point,
@@ -49,7 +49,6 @@ from agentic_lsp.index.storage.vector_store import (
     check_collection,
     dense_list,
     hit_from_payload,
-    payload_with_key,
     point_id,
     selected_fields,
 )
@@ -111,7 +110,7 @@ class EdgeStore:
             for name in COLLECTIONS:
                 shard = qe.EdgeShard.create(str(root / name), edge_config(dim))
                 shards[name] = shard
-                for field in INDEXED_FIELDS:
+                for field in FILTERED:
                     shard.update(qe.UpdateOperation.create_field_index(field, FIELD_INDEX))
                 shard.flush()
         except Exception as err:
@@ -150,7 +149,7 @@ class EdgeStore:
     @staticmethod
     def _ensure_indexes(shard: qe.EdgeShard) -> None:
         present = shard.info().payload_schema
-        for field in INDEXED_FIELDS:
+        for field in FILTERED:
             if field not in present:
                 shard.update(qe.UpdateOperation.create_field_index(field, FIELD_INDEX))
 
@@ -213,7 +212,7 @@ class EdgeStore:
             vectors[DENSE] = dense_list(point.dense, self.dim)
         if point.sparse is not None:
             vectors[SPARSE] = qe.SparseVector(list(point.sparse.indices), list(point.sparse.values))
-        return qe.Point(point_id(point.key), vectors, payload_with_key(point))
+        return qe.Point(point_id(point.key), vectors, pack(point.key, point.payload))
 
     def set_dense(self, collection: str, vectors: Sequence[tuple[str, Sequence[float]]]) -> None:
         for start in range(0, len(vectors), _BATCH):
@@ -244,7 +243,7 @@ class EdgeStore:
             return []
         with self._reading(collection):
             records = self._shard(collection).retrieve([point_id(k) for k in keys], True, False)
-        return [hit_from_payload(r.payload, 0.0) for r in records]
+        return [hit_from_payload(unpack(r.payload), 0.0) for r in records]
 
     def search_dense(
         self, collection: str, vector: Sequence[float], limit: int, where: Where | None = None
@@ -270,7 +269,7 @@ class EdgeStore:
         )
         with self._reading(collection):
             found = self._shard(collection).query(request)
-        return [hit_from_payload(p.payload, p.score) for p in found]
+        return [hit_from_payload(unpack(p.payload), p.score) for p in found]
 
     def scroll(
         self,
@@ -283,11 +282,16 @@ class EdgeStore:
         if where is not None and where.matches_nothing():
             return iter(())
         selected = selected_fields(fields)
-        payload = True if selected is None else qe.PayloadSelector.Include(selected)
-        return self._pages(collection, _filter(where), limit, payload)
+        payload = True if selected is None else qe.PayloadSelector.Include(stored_fields(selected))
+        return self._pages(collection, _filter(where), limit, payload, selected)
 
     def _pages(
-        self, collection: str, flt: qe.Filter | None, limit: int | None, payload: Any
+        self,
+        collection: str,
+        flt: qe.Filter | None,
+        limit: int | None,
+        payload: Any,
+        selected: list[str] | None,
     ) -> Iterator[Hit]:
         offset: qe.PointId | None = None
         remaining = limit
@@ -299,7 +303,7 @@ class EdgeStore:
             with self._reading(collection):
                 records, offset = self._shard(collection).scroll(request)
             for record in records:
-                yield hit_from_payload(record.payload, 0.0)
+                yield hit_from_payload(unpack(record.payload, selected), 0.0)
             if remaining is not None:
                 remaining -= len(records)
             if offset is None or not records:

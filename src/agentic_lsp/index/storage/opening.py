@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
+from agentic_lsp.index.storage.edge_payload import LAYOUT as PAYLOAD_LAYOUT
 from agentic_lsp.index.storage.vector_store import (
     COLLECTIONS,
     META_FILE,
@@ -138,6 +139,7 @@ def write_meta(root: Path, *, dim: int, model_id: str) -> None:
         "schema_version": SCHEMA_VERSION,
         "dim": dim,
         "model_id": model_id,
+        "payload_layout": PAYLOAD_LAYOUT,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "collections": list(COLLECTIONS),
     }
@@ -162,6 +164,9 @@ def meta_problem(root: Path, *, dim: int, model_id: str) -> str | None:
         return f"built for {meta['dim']!r}-dimensional embeddings, now {dim}"
     if meta["model_id"] != model_id:
         return f"built with model {meta['model_id']!r}, now {model_id!r}"
+    layout = meta.get("payload_layout", 1)
+    if layout != PAYLOAD_LAYOUT:
+        return f"payload layout {layout!r}, expected {PAYLOAD_LAYOUT}"
     return None
 
 
