@@ -1,6 +1,7 @@
 """The embedded store seals a shard's appendable segment every SEAL_AFTER points written (its
-RAM goes back when the shard is reopened): nothing is lost or duplicated, reads in flight
-never fail, and vectors set on sealed points are found."""
+RAM goes back when the shard is reopened) while its writer goes on: nothing is lost or
+duplicated, writes made during a seal apply in order, reads in flight never fail, and vectors
+set on sealed points are found."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from tests.unit.test_store import DIM, MODEL, point, terms, unit
 
 from agentic_lsp.index.lexical import encode_query
-from agentic_lsp.index.storage import edge, edge_sealing
+from agentic_lsp.errors import IndexUnavailable
+from agentic_lsp.index.storage import edge, edge_sealing, edge_writes
 from agentic_lsp.index.storage.opening import open_store
 from agentic_lsp.index.storage.vector_store import Where
 
@@ -26,18 +28,18 @@ SEALED: list[str] = []
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[edge.EdgeStore]:
-    """SEAL_AFTER lowered to 40; ``SEALED`` lists the collections sealed, in order. Sealed
-    segments this small are merged by the optimizer (below its 1 MB bound), so segment counts
-    only show that something was sealed."""
-    monkeypatch.setattr(edge, "SEAL_AFTER", 40)
+    """SEAL_AFTER lowered to 40; ``SEALED`` lists the collections whose seal started, in order.
+    Sealed segments this small are merged by the optimizer (below its 1 MB bound), so segment
+    counts only show that something was sealed."""
+    monkeypatch.setattr(edge_writes, "SEAL_AFTER", 40)
     SEALED.clear()
-    real = edge.EdgeStore._seal
+    real = edge.EdgeStore._start_seal
 
-    def counted(self: edge.EdgeStore, name: str) -> None:
+    def counted(self: edge.EdgeStore, name: str) -> edge_sealing.InFlightSeal:
         SEALED.append(name)
-        real(self, name)
+        return real(self, name)
 
-    monkeypatch.setattr(edge.EdgeStore, "_seal", counted)
+    monkeypatch.setattr(edge.EdgeStore, "_start_seal", counted)
     opened = open_store("edge", path=tmp_path / "store", dim=DIM, model_id=MODEL).store
     assert isinstance(opened, edge.EdgeStore)
     yield opened
@@ -51,7 +53,8 @@ def test_sealing_keeps_every_point_searchable(store: edge.EdgeStore) -> None:
     ]
     for start in range(0, len(points), 20):
         store.upsert("functions", points[start : start + 20])
-    assert SEALED == ["functions"] * 3
+    store.settle()
+    assert len(SEALED) >= 2 and set(SEALED) == {"functions"}  # how many: as the seals ran
     assert _segments(store, "functions") >= 2
     assert store.count("functions") == 130
     assert len(list(store.scroll("functions"))) == 130
@@ -68,9 +71,11 @@ def test_sealing_keeps_every_point_searchable(store: edge.EdgeStore) -> None:
 
 def test_vectors_set_on_sealed_points_are_found_and_deletes_apply(store: edge.EdgeStore) -> None:
     store.upsert("functions", [point(f"f{i}.py::g", f"f{i}.py") for i in range(90)])
+    store.settle()
     assert SEALED == ["functions"] and _segments(store, "functions") == 2
     assert store.count("functions", Where(has_dense=True)) == 0
     store.set_dense("functions", [(f"f{i}.py::g", unit(1000 + i)) for i in range(90)])
+    store.settle()
     assert SEALED == ["functions"] * 2
     assert store.count("functions", Where(has_dense=True)) == 90
     assert store.count("functions") == 90  # moved into the appendable segment, not copied
@@ -101,11 +106,12 @@ def test_reads_in_flight_never_fail_while_shards_are_reopened(store: edge.EdgeSt
     for start in range(0, 400, 20):
         batch = [point(f"w{i}.py::w", f"w{i}.py", text="needle") for i in range(start, start + 20)]
         store.upsert("functions", batch)
+    store.settle()
     stop.set()
     for thread in readers:
         thread.join()
     assert not errors
-    assert len(SEALED) == 10
+    assert len(SEALED) >= 2
     assert seen and min(seen) >= 1
     assert store.count("functions") == 401
 
@@ -143,6 +149,7 @@ class _NoOptimizeHere:
 def test_the_optimizer_runs_in_a_child_process_not_the_server(store: edge.EdgeStore) -> None:
     store._shards["functions"] = _NoOptimizeHere(store._shards["functions"])  # type: ignore[assignment]
     store.upsert("functions", [point(f"c{i}.py::c", f"c{i}.py") for i in range(50)])
+    store.settle()
     assert SEALED == ["functions"]
     assert _segments(store, "functions") >= 2  # the child sealed it; the server reopened it
     assert store.count("functions") == 50
@@ -153,6 +160,7 @@ def test_a_sealing_process_that_fails_or_is_killed_loses_nothing(
 ) -> None:
     monkeypatch.setattr(edge_sealing, "SEAL_TIMEOUT_S", 0.001)  # killed before it finishes
     store.upsert("functions", [point(f"n{i}.py::n", f"n{i}.py") for i in range(50)])
+    store.settle()
     assert "could not seal the functions shard" in caplog.text
     assert "did not finish" in caplog.text
     store.upsert("functions", [point(f"m{i}.py::m", f"m{i}.py") for i in range(10)])
@@ -191,3 +199,118 @@ def test_an_idle_flush_seals_shards_written_enough_since_their_last_seal(
     store.flush(idle=True)
     assert SEALED == ["functions"]  # nothing written since
     assert (store.count("functions"), store.count("files")) == (15, 5)
+
+
+class _HeldSeal:
+    """Holds the sealing child back until ``release`` is set (then the real child runs)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+        real = edge_writes.seal_shard
+
+        def held(shard_dir: Path, dim: int) -> str | None:
+            self.started.set()
+            assert self.release.wait(30)
+            return real(shard_dir, dim)
+
+        monkeypatch.setattr(edge_writes, "seal_shard", held)
+
+
+def _in_thread(call: object) -> threading.Thread:
+    thread = threading.Thread(target=call, daemon=True)  # type: ignore[arg-type]
+    thread.start()
+    return thread
+
+
+def test_the_writer_goes_on_during_a_seal_and_its_writes_apply_in_order(
+    store: edge.EdgeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = _HeldSeal(monkeypatch)
+    store.upsert("files", [point("a.md", "a.md", kind="file")])
+    store.upsert("functions", [point(f"s{i}.py::s", f"s{i}.py") for i in range(40)])
+    assert held.started.wait(10) and SEALED == ["functions"]
+    # nothing deferred yet: a write to another shard applies at once
+    store.upsert("sections", [point("early.md#x", "early.md", kind="section")])
+    assert store.count("sections") == 1
+    # every call below returns while the child is still held back
+    store.upsert("functions", [point("late.py::l", "late.py"), point("gone.py::g", "gone.py")])
+    store.delete_keys("functions", ["s0.py::s", "gone.py::g"])
+    store.upsert("files", [point("late.py", "late.py", kind="file")])  # after its functions
+    store.delete_paths("sections", ["early.md"])
+    assert store.count("files") == 1  # other shards still read, without the deferred writes
+    counted: list[int] = []
+    reader = _in_thread(lambda: counted.append(store.count("functions")))
+    reader.join(0.3)
+    assert reader.is_alive() and not counted  # the shard being sealed waits for its reopen
+    held.release.set()
+    store.settle()
+    reader.join(10)
+    assert counted == [40]
+    assert (store.count("files"), store.count("sections")) == (2, 0)
+    keys = {h.key for h in store.scroll("functions", fields=())}
+    assert "late.py::l" in keys and not keys & {"s0.py::s", "gone.py::g"}
+    assert _segments(store, "functions") >= 2
+
+
+def test_the_writer_waits_for_the_seal_past_the_deferred_bound(
+    store: edge.EdgeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(edge_writes, "MAX_DEFERRED", 5)
+    held = _HeldSeal(monkeypatch)
+    store.upsert("functions", [point(f"b{i}.py::b", f"b{i}.py") for i in range(40)])
+    assert held.started.wait(10)
+    store.upsert("functions", [point(f"d{i}.py::d", f"d{i}.py") for i in range(5)])  # deferred
+    writer = _in_thread(lambda: store.upsert("functions", [point("w.py::w", "w.py")]))
+    writer.join(0.3)
+    assert writer.is_alive()  # 5 points deferred: the next write waits for the seal
+    held.release.set()
+    writer.join(10)
+    assert not writer.is_alive()
+    store.settle()
+    assert store.count("functions") == 46
+
+
+def test_close_waits_for_a_seal_and_keeps_the_deferred_writes(
+    tmp_path: Path, store: edge.EdgeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = _HeldSeal(monkeypatch)
+    store.upsert("functions", [point(f"c{i}.py::c", f"c{i}.py") for i in range(40)])
+    assert held.started.wait(10)
+    store.upsert("functions", [point("deferred.py::d", "deferred.py")])
+    closer = _in_thread(store.close)
+    closer.join(0.3)
+    assert closer.is_alive()
+    held.release.set()
+    closer.join(10)
+    again = open_store("edge", path=tmp_path / "store", dim=DIM, model_id=MODEL)
+    try:
+        assert again.recovered_from is None and again.store.count("functions") == 41
+    finally:
+        again.store.close()
+
+
+def test_a_shard_that_cannot_be_reopened_closes_the_store_with_a_clear_error(
+    tmp_path: Path, store: edge.EdgeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_load = edge_writes.qe.EdgeShard.load
+    failures = iter([OSError("disk went away")])
+
+    def load_once_failing(path: str, config: object = None) -> object:
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        return real_load(path, config)
+
+    monkeypatch.setattr(edge_writes.qe.EdgeShard, "load", staticmethod(load_once_failing))
+    store.upsert("functions", [point(f"r{i}.py::r", f"r{i}.py") for i in range(40)])
+    with pytest.raises(IndexUnavailable, match="closed itself.*disk went away"):
+        store.settle()
+    with pytest.raises(IndexUnavailable, match="closed itself"):
+        store.upsert("files", [point("r.md", "r.md", kind="file")])
+    monkeypatch.undo()
+    again = open_store("edge", path=tmp_path / "store", dim=DIM, model_id=MODEL)  # locks released
+    try:
+        assert again.recovered_from is None and again.store.count("functions") == 40
+    finally:
+        again.store.close()

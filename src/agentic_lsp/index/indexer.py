@@ -3,11 +3,10 @@
 Guarantees:
 - only files whose content hash changed are re-parsed; only texts whose hash is not in the
   embedding cache are re-embedded (so a restart with nothing changed embeds nothing);
-- lexical and symbol search work as soon as a file's points are stored; dense vectors follow;
+- lexical and symbol search work once a file's points are stored (settled); dense vectors follow;
 - one writer at a time (``_write_lock``); readers never wait for it;
 - every method is synchronous CPU/I-O work meant for a worker thread, never the event loop;
-- cancellation is checked between batches and leaves every file either fully old or fully new.
-"""
+- cancellation is checked between batches and leaves every file either fully old or fully new."""
 
 from __future__ import annotations
 
@@ -258,6 +257,9 @@ class Indexer(DenseVectors):
                         store_s += flush()
             clock.tick(done, found.rel_path)
         store_s += flush() if pending else 0.0  # an empty flush would still collect garbage
+        t0 = time.perf_counter()
+        self.store.settle()  # writes deferred during a seal applied: searchable from here
+        store_s += time.perf_counter() - t0
         summary.timings["parse"] = clock.elapsed - store_s
         summary.timings["store"] = store_s
         clock.tick(len(stale), "parsed", force=True)

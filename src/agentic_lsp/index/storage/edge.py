@@ -5,26 +5,22 @@ Layout: ``<root>/meta.json`` (written by :mod:`agentic_lsp.index.storage.vector_
 durable once it returns; :meth:`EdgeStore.flush` persists segments and shortens recovery.
 
 Concurrency: writes are serialised by a lock; reads run without it (qdrant-edge releases the
-GIL and supports concurrent reads during a write), except for the moment a shard is reopened
-(below). A shard's WAL is locked by the process that opened it, so a second process gets
+GIL and supports concurrent reads during a write), except while their shard is sealed. A
+shard's WAL is locked by the process that opened it, so a second process gets
 :class:`IndexUnavailable`, never a corrupt store.
 
-Memory: a shard's appendable segment keeps its sparse index, payload indexes and written
-pages in RAM (about 5 KB a function point: 3.9 GB at 764,000 points); a sealed segment is
-read from disk (about 1.2 KB a point once reopened). So every :data:`SEAL_AFTER` points
-written, the shard is sealed: it is closed, a child process's optimizer turns the appendable
-segment into a sealed one (about 1.3 s per 30,000 points here; in a child because the
-optimizer holds the GIL: :mod:`~agentic_lsp.index.storage.edge_sealing`), and it is reopened,
-reading the sealed segment from disk. Reads of that shard wait meanwhile (:class:`ReadGate`),
-other shards' do not. No segment is merged into another (merging would redo the whole shard
-every time) and no HNSW graph is built: searches stay exact (brute force), a few ms at 50k
-points.
+Memory: every :data:`~agentic_lsp.index.storage.edge_writes.SEAL_AFTER` points written, a
+shard's appendable segment (held in RAM) is sealed by a child process and read from disk
+afterwards, while the writer goes on (:mod:`~agentic_lsp.index.storage.edge_writes`). No
+segment is merged into another (merging would redo the whole shard every time) and no HNSW
+graph is built: searches stay exact (brute force), a few ms at 50k points.
+
+Payloads are stored packed (:mod:`~agentic_lsp.index.storage.edge_payload`).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -34,10 +30,9 @@ import qdrant_edge as qe
 
 from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
 from agentic_lsp.foreground import yield_to_editor
-from agentic_lsp.heap import trim_heap
 from agentic_lsp.index.storage.edge_payload import FILTERED, pack, stored_fields, unpack
-from agentic_lsp.index.storage.edge_sealing import FIELD_INDEX, edge_config, seal_shard
-from agentic_lsp.index.storage.read_gate import ReadGate
+from agentic_lsp.index.storage.edge_sealing import FIELD_INDEX, edge_config
+from agentic_lsp.index.storage.edge_writes import SealingWrites
 from agentic_lsp.index.storage.vector_store import (
     COLLECTIONS,
     DENSE,
@@ -58,7 +53,6 @@ log = logging.getLogger(__name__)
 _BATCH = 200
 _SCROLL_PAGE = 512
 _IN_USE_MARK = "WouldBlock"
-SEAL_AFTER = 30_000  # points written to a shard before its appendable segment is sealed
 IDLE_SEAL_FROM = 2_000  # points written since the last seal that an idle flush seals
 
 
@@ -86,7 +80,7 @@ def ensure_not_in_use(root: Path) -> None:
                 raise _in_use_error(root) from err
 
 
-class EdgeStore:
+class EdgeStore(SealingWrites):
     """:class:`~agentic_lsp.index.storage.vector_store.VectorStore` on qdrant-edge shards under
     ``root``.
 
@@ -94,13 +88,7 @@ class EdgeStore:
     """
 
     def __init__(self, root: Path, dim: int, shards: dict[str, qe.EdgeShard]) -> None:
-        self.root = root
-        self.dim = dim
-        self._shards = shards
-        self._write_lock = threading.Lock()
-        self._gates = {name: ReadGate() for name in shards}  # a reopen holds its shard's reads
-        self._written = dict.fromkeys(shards, 0)  # points written since the shard was sealed
-        self._closed = False
+        super().__init__(root, dim, shards)
 
     @classmethod
     def create(cls, root: Path, dim: int) -> EdgeStore:
@@ -156,49 +144,13 @@ class EdgeStore:
     def _shard(self, collection: str) -> qe.EdgeShard:
         check_collection(collection)
         if self._closed:
+            self._check_usable()
             raise IndexUnavailable("the index store is closed", "restart the server")
         return self._shards[collection]
 
     def _reading(self, collection: str) -> AbstractContextManager[None]:
         check_collection(collection)
         return self._gates[collection].reading()
-
-    def _write(self, collection: str, operation: qe.UpdateOperation, points: int = 0) -> None:
-        with self._write_lock:
-            self._shard(collection).update(operation)
-            self._wrote(collection, points)
-
-    def _wrote(self, collection: str, points: int) -> None:
-        """Count ``points`` written to the appendable segment; seal it when it is big.
-        Called with the write lock held."""
-        self._written[collection] += points
-        if self._written[collection] >= SEAL_AFTER:
-            self._seal(collection)
-
-    def _seal(self, name: str) -> None:
-        """Seal the shard's appendable segment: close the shard, let a child process run the
-        optimizer (it holds the GIL while it runs: :mod:`edge_sealing`), reopen. Reads of this
-        shard wait meanwhile, other shards' do not; the write lock is held."""
-        self._written[name] = 0  # sealed or not, try again only after as many points more
-        shard_dir = self.root / name
-        with self._gates[name].reopening():
-            self._shards[name].close()
-            failure = seal_shard(shard_dir, self.dim)
-            try:
-                self._shards[name] = qe.EdgeShard.load(str(shard_dir), edge_config(self.dim))
-            except Exception as err:
-                self._closed = True
-                raise StoreCorrupt(f"collection {name!r} cannot be reopened: {err}") from err
-        if failure is not None:  # e.g. no disk space for the sealed copy: the data is safe
-            log.warning("could not seal the %s shard, it stays in memory: %s", name, failure)
-        trim_heap()
-
-    def seal(self, at_least: int = 1) -> None:
-        """Seal every shard with ``at_least`` points written since it was last sealed."""
-        with self._write_lock:
-            for name in COLLECTIONS:
-                if self._written[name] >= at_least and not self._closed:
-                    self._seal(name)
 
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
         for start in range(0, len(points), _BATCH):
@@ -219,7 +171,7 @@ class EdgeStore:
             batch = {
                 point_id(k): dense_list(v, self.dim) for k, v in vectors[start : start + _BATCH]
             }
-            with self._write_lock:
+            with self._settled():  # the points it updates may still be deferred
                 shard = self._shard(collection)
                 existing = shard.retrieve(list(batch), False, False)
                 updates = [qe.PointVectors(r.id, {DENSE: batch[str(r.id)]}) for r in existing]
@@ -318,17 +270,18 @@ class EdgeStore:
 
     def flush(self, idle: bool = False) -> None:
         """``idle``: shards with :data:`IDLE_SEAL_FROM` points written since their last seal
-        are sealed too (an index that ends a sync below :data:`SEAL_AFTER` would otherwise keep
+        are sealed too (an index that ends a sync below ``SEAL_AFTER`` would otherwise keep
         its appendable segment in RAM while the server idles)."""
         if idle:
             self.seal(IDLE_SEAL_FROM)
-        with self._write_lock:
+        with self._settled():
             for name in COLLECTIONS:
                 self._shard(name).flush()
 
     def close(self) -> None:
-        """Flush and release the shards (and their WAL locks). Idempotent."""
-        with self._write_lock:
+        """Wait for a seal in flight, flush and release the shards (and their WAL locks).
+        Idempotent."""
+        with self._settled():
             if self._closed:
                 return
             self._closed = True

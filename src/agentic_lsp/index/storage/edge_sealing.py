@@ -14,7 +14,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import qdrant_edge as qe
 
@@ -44,9 +47,24 @@ def edge_config(dim: int) -> qe.EdgeConfig:
         },
         hnsw_config=qe.HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000),
         # Seal whatever the appendable segment holds when asked (its size is ours to judge: see
-        # edge.SEAL_AFTER), never merge sealed segments.
+        # edge_writes.SEAL_AFTER), never merge sealed segments.
         optimizers=qe.EdgeOptimizersConfig(max_segment_size=1_000, indexing_threshold=1),
     )
+
+
+@dataclass
+class InFlightSeal:
+    """One shard being sealed by a child process, and the writes that wait for its reopen
+    (store operations, in the order they were made, each with its points count)."""
+
+    name: str
+    done: threading.Event = field(default_factory=threading.Event)
+    deferred: list[tuple[str, Any, int]] = field(default_factory=list)
+    points: int = 0
+
+    def defer(self, collection: str, operation: Any, points: int) -> None:
+        self.deferred.append((collection, operation, points))
+        self.points += max(points, 1)
 
 
 def seal_shard(shard_dir: Path, dim: int) -> str | None:

@@ -9,15 +9,13 @@ so two checkouts of one repository never overwrite each other. Growth is Qdrant'
 ``index.qdrant_shards`` and ``index.qdrant_replicas`` are passed to the collections when they
 are created (a cluster spreads the shards; nothing here distributes anything).
 
-A workspace that switches models gets new collections instead of mixing vector sizes; others
-are left untouched (the open message names this workspace's collections of the earlier
-per-workspace layout, ``agentic_lsp-<namespace>-...``). A collection with our exact name but the
-wrong vector layout (made by hand) is dropped and recreated: the index is derived data. The
-sparse lane's IDF is the collection's, so every tenant's documents weigh into it.
+A workspace that switches models gets new collections; others are left untouched (the open
+message names its collections of the earlier layout, ``agentic_lsp-<namespace>-...``). A
+collection with our name but the wrong vector layout (made by hand) is dropped and recreated:
+the index is derived data. The sparse lane's IDF is the collection's (every tenant weighs).
 
-Concurrency: writes are serialised by a lock. Reads go straight to the server; with the
-in-process client (not thread-safe) every call takes the lock.
-"""
+Concurrency: writes are serialised by a lock and wait for the server (``settle`` waits for
+nothing); reads go straight to it; with the in-process client every call takes the lock."""
 
 from __future__ import annotations
 
@@ -367,6 +365,8 @@ class QdrantServerStore:
 
     def flush(self, idle: bool = False) -> None:
         """Nothing to do: every write waits for the server (``wait=True``)."""
+
+    settle = flush
 
     def close(self) -> None:
         """Close the client if this store created it. Idempotent."""

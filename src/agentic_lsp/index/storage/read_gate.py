@@ -30,15 +30,16 @@ class ReadGate:
                 if not self._readers:
                     self._cond.notify_all()
 
-    @contextmanager
-    def reopening(self) -> Iterator[None]:
+    def close(self) -> None:
+        """Wait for the reads in flight and hold new ones until :meth:`open` (which another
+        thread may call: a shard closed for a seal is reopened by the thread that waited for
+        it)."""
         with self._cond:
             self._reopening = True
             while self._readers:
                 self._cond.wait()
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._reopening = False
-                self._cond.notify_all()
+
+    def open(self) -> None:
+        with self._cond:
+            self._reopening = False
+            self._cond.notify_all()

@@ -154,6 +154,10 @@ class ScopedStore:
         for store in self.stores.values():
             store.flush(idle)
 
+    def settle(self) -> None:
+        for store in self.stores.values():
+            store.settle()
+
     def seal(self) -> None:
         """Forwarded to sub-stores that can seal (their own meaning of it)."""
         self._forward("seal")

@@ -82,7 +82,8 @@ class Where:
 
 class VectorStore(Protocol):
     """What the index needs from a store. Implementations are safe for one writer thread and
-    any number of concurrent reader threads; writes are visible to reads once they return."""
+    any number of concurrent reader threads; writes are visible to reads once they return, or
+    once :meth:`settle` returns (a write deferred during a seal)."""
 
     def upsert(self, collection: str, points: Sequence[Point]) -> None: ...
 
@@ -123,6 +124,11 @@ class VectorStore(Protocol):
     def flush(self, idle: bool = False) -> None:
         """Persist what was written. ``idle``: the writer is done for now, so memory held for
         writes may go back too (the embedded store seals what it wrote since its last seal)."""
+        ...
+
+    def settle(self) -> None:
+        """Return once every write that returned is visible to every read (the embedded store
+        defers writes while it seals a shard: :mod:`~agentic_lsp.index.storage.edge_writes`)."""
         ...
 
     def close(self) -> None: ...

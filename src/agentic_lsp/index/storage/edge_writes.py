@@ -1,0 +1,171 @@
+"""How an :class:`~agentic_lsp.index.storage.edge.EdgeStore` writes, and seals a shard
+without making its writer wait.
+
+A shard's appendable segment keeps its sparse index, payload indexes and written pages in RAM
+(about 5 KB a function point); a sealed segment is read from disk. So every :data:`SEAL_AFTER`
+points written, the shard is sealed: closed, sealed by a child process (the optimizer holds the
+GIL while it runs: :mod:`~agentic_lsp.index.storage.edge_sealing`; about 3.4 s per 30,000
+function points here) and reopened by a thread that waited for the child. One seal runs at a
+time.
+
+Meanwhile the writer goes on converting and writing. Its writes to the shard being sealed are
+deferred, in order, and applied right after the reopen; so is every write made after one was
+deferred, whatever its shard, so writes are applied in the order they were made (a restart
+trusts a file's point only if the points of its functions were written first). Writes to
+other shards before that apply at once. Past :data:`MAX_DEFERRED` points deferred, the writer
+waits for the seal. Reads of the shard being sealed wait for its reopen (:class:`ReadGate`),
+other shards' do not, and may miss a deferred write for those seconds;
+:meth:`SealingWrites.settle` returns once nothing is deferred, and ``set_dense``, ``flush``,
+``seal`` and ``close`` wait for that first. A deferred write is durable once applied: a crash
+during a seal loses the writes deferred so far, never anything written before (the index is
+rebuilt from what the shards hold).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import qdrant_edge as qe
+
+from agentic_lsp.errors import StoreCorrupt
+from agentic_lsp.heap import trim_heap
+from agentic_lsp.index.storage.edge_sealing import InFlightSeal, edge_config, seal_shard
+from agentic_lsp.index.storage.read_gate import ReadGate
+from agentic_lsp.index.storage.vector_store import COLLECTIONS
+
+log = logging.getLogger(__name__)
+
+SEAL_AFTER = 30_000  # points written to a shard before its appendable segment is sealed
+MAX_DEFERRED = SEAL_AFTER  # points written during a seal before the writer waits for it
+
+
+class SealingWrites:
+    """The write path of the embedded store: one writer at a time (a lock), seals in the
+    background, deferred writes. ``_shard`` is the store's checked shard lookup."""
+
+    def __init__(self, root: Path, dim: int, shards: dict[str, qe.EdgeShard]) -> None:
+        self.root = root
+        self.dim = dim
+        self._shards = shards
+        self._write_lock = threading.Lock()
+        self._gates = {name: ReadGate() for name in shards}  # a reopen holds its shard's reads
+        self._written = dict.fromkeys(shards, 0)  # points written since the shard was sealed
+        self._in_flight: InFlightSeal | None = None
+        self._broken: StoreCorrupt | None = None  # why the store closed itself, if it did
+        self._closed = False
+
+    def _shard(self, collection: str) -> qe.EdgeShard:
+        raise NotImplementedError
+
+    def _write(self, collection: str, operation: qe.UpdateOperation, points: int = 0) -> None:
+        """Apply ``operation``, or defer it while a seal runs: writes to the shard being sealed
+        wait in order for its reopen, and so does every write after one deferred (a restart
+        trusts a file's point only if its functions' points were written before it). Past
+        :data:`MAX_DEFERRED` points the writer waits for the seal instead."""
+        while True:
+            with self._write_lock:
+                self._check_usable()
+                seal = self._in_flight
+                if seal is None or (collection != seal.name and not seal.deferred):
+                    self._shard(collection).update(operation)
+                    self._wrote(collection, points)
+                    return
+                if seal.points < MAX_DEFERRED:
+                    seal.defer(collection, operation, points)
+                    return
+            seal.done.wait()
+
+    @contextmanager
+    def _settled(self) -> Iterator[None]:
+        """Hold the write lock with no seal in flight (its deferred writes applied)."""
+        while True:
+            self._write_lock.acquire()
+            seal = self._in_flight
+            if seal is None:
+                break
+            self._write_lock.release()
+            seal.done.wait()
+        try:
+            yield
+        finally:
+            self._write_lock.release()
+
+    def settle(self) -> None:
+        with self._settled():
+            self._check_usable()
+
+    def _check_usable(self) -> None:
+        if self._broken is not None:
+            raise self._broken
+
+    def _wrote(self, collection: str, points: int) -> None:
+        """Count ``points`` written to the appendable segment; start sealing it when it is big
+        and no other seal runs. Called with the write lock held."""
+        self._written[collection] += points
+        if self._written[collection] >= SEAL_AFTER and self._in_flight is None:
+            self._start_seal(collection)
+
+    def _start_seal(self, name: str) -> InFlightSeal:
+        """Close the shard and seal it in a child process (the optimizer holds the GIL while it
+        runs: :mod:`edge_sealing`); a thread waits for the child and reopens the shard. Reads
+        of this shard wait meanwhile, other shards' do not. Called with the write lock held."""
+        self._written[name] = 0  # sealed or not, try again only after as many points more
+        self._gates[name].close()
+        self._shards[name].close()
+        seal = self._in_flight = InFlightSeal(name)
+        threading.Thread(
+            target=self._finish_seal, args=(seal,), name=f"agentic-seal-{name}", daemon=True
+        ).start()
+        return seal
+
+    def _finish_seal(self, seal: InFlightSeal) -> None:
+        shard_dir = self.root / seal.name
+        failure = seal_shard(shard_dir, self.dim)
+        if failure is not None:  # e.g. no disk space for the sealed copy: the data is safe
+            log.warning("could not seal the %s shard, it stays in memory: %s", seal.name, failure)
+        with self._write_lock:
+            try:
+                self._shards[seal.name] = qe.EdgeShard.load(str(shard_dir), edge_config(self.dim))
+                for collection, operation, points in seal.deferred:
+                    self._shards[collection].update(operation)
+                    self._written[collection] += points
+            except Exception as err:  # the shards' logs hold every write applied before
+                self._broken = StoreCorrupt(
+                    f"the index store closed itself: a write after sealing {seal.name!r} "
+                    f"failed ({err})",
+                    "restart the server: the index is rebuilt from what its shards hold",
+                )
+                log.error("%s", self._broken.message)
+                self._release_all()
+            finally:
+                self._in_flight = None
+                self._gates[seal.name].open()
+                seal.done.set()
+            if not self._closed:
+                for name in COLLECTIONS:  # the deferred writes may have filled another shard
+                    if self._written[name] >= SEAL_AFTER and self._in_flight is None:
+                        self._start_seal(name)
+        trim_heap()
+
+    def _release_all(self) -> None:
+        """Close every shard that is open (their WAL locks go) and refuse further use."""
+        self._closed = True
+        for shard in self._shards.values():
+            with contextlib.suppress(Exception):  # a closed shard closes again quietly
+                shard.close()
+
+    def seal(self, at_least: int = 1) -> None:
+        """Seal every shard with ``at_least`` points written since it was last sealed, and
+        return once they are reopened."""
+        for name in COLLECTIONS:
+            with self._settled():
+                if self._written[name] < at_least or self._closed:
+                    continue
+                seal = self._start_seal(name)
+            seal.done.wait()
+        self.settle()
