@@ -15,6 +15,7 @@ import pytest
 
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
+from agentic_lsp.index.storage import edge_writes
 from agentic_lsp.index.storage.vector_store import Where
 
 FILES = {
@@ -266,6 +267,42 @@ def test_all_functions_lexical_index_follows_edit_delete_rename(repo: Path) -> N
     engine.indexer.update_paths(["src/billing/levy.py"], embed=False)
     assert all(path != "src/billing/levy.py" for path, _ in functions("sales levy"))
     assert not file_signal("sales levy", "src/billing/levy.py")
+    close(engine)
+
+
+def test_an_edit_stored_while_a_shard_seals_is_searchable_when_its_update_returns(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes made during a seal wait for the shard's reopen: an update returns only once they
+    are applied, so the edit is searchable (and its stale symbols gone) when it returns."""
+    engine = open_engine(repo, **NO_BACKGROUND)
+    engine.sync_blocking(embed=False)
+    started, release = threading.Event(), threading.Event()
+    real = edge_writes.seal_shard
+
+    def held(shard_dir: Path, dim: int) -> str | None:
+        started.set()
+        assert release.wait(30)
+        return real(shard_dir, dim)
+
+    monkeypatch.setattr(edge_writes, "seal_shard", held)
+    monkeypatch.setattr(edge_writes, "SEAL_AFTER", 1)  # the update's first write starts a seal
+    tax = repo / "src/billing/tax.py"
+    tax.write_text(FILES["src/billing/tax.py"].replace("vat_rate", "sales_levy"))
+    update = threading.Thread(
+        target=engine.indexer.update_paths, args=(["src/billing/tax.py"],), kwargs={"embed": False}
+    )
+    update.start()
+    assert started.wait(10)
+    update.join(0.3)
+    assert update.is_alive()
+    release.set()
+    update.join(30)
+    assert not update.is_alive()
+    found = engine.searcher.search("sales levy", 5, disabled=frozenset({"dense"})).results
+    assert ("src/billing/tax.py", "sales_levy") in [(r.path, r.symbol) for r in found]
+    stale = engine.searcher.search("vat rate", 5, disabled=frozenset({"dense"})).results
+    assert ("src/billing/tax.py", "vat_rate") not in [(r.path, r.symbol) for r in stale]
     close(engine)
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from tests.unit.test_store import DIM, MODEL, point, terms, unit
 
-from agentic_lsp.index.lexical import encode_query
 from agentic_lsp.errors import IndexUnavailable
+from agentic_lsp.index.lexical import encode_query
 from agentic_lsp.index.storage import edge, edge_sealing, edge_writes
 from agentic_lsp.index.storage.opening import open_store
 from agentic_lsp.index.storage.vector_store import Where
@@ -304,7 +304,7 @@ def test_a_shard_that_cannot_be_reopened_closes_the_store_with_a_clear_error(
 
     monkeypatch.setattr(edge_writes.qe.EdgeShard, "load", staticmethod(load_once_failing))
     store.upsert("functions", [point(f"r{i}.py::r", f"r{i}.py") for i in range(40)])
-    with pytest.raises(IndexUnavailable, match="closed itself.*disk went away"):
+    with pytest.raises(IndexUnavailable, match=r"closed itself.*disk went away"):
         store.settle()
     with pytest.raises(IndexUnavailable, match="closed itself"):
         store.upsert("files", [point("r.md", "r.md", kind="file")])

@@ -129,14 +129,12 @@ class Indexer(DenseVectors):
             self.snapshot.invalidate()
 
     def _records_touched(self) -> None:
-        """A record's size/mtime changed in memory only (same content): the snapshot on disk
-        still matches the store, but saving again spares the next start re-reading the file."""
+        """A record's size/mtime changed, not its content: saving spares a restart a re-read."""
         if self.snapshot is not None:
             self.snapshot.outdated = True
 
     def save_snapshot(self) -> None:
-        """Flush the store and save the state it holds (no-op when the saved one is current).
-        Writers wait meanwhile, so the snapshot is exactly what the store holds."""
+        """Flush the store and save the state it holds (writers wait; no-op when current)."""
         snapshot = self.snapshot
         if snapshot is None or (snapshot.valid and not snapshot.outdated):
             return
@@ -276,6 +274,7 @@ class Indexer(DenseVectors):
         known = [b.rel_path for b in builds if b.rel_path in self.records]
         old: dict[str, object] = {}
         if known:
+            self.store.settle()  # the scroll must see every earlier write to these files
             old = {
                 h.key: h.payload.get("content_hash")
                 for h in self.store.scroll(
@@ -377,6 +376,7 @@ class Indexer(DenseVectors):
                 self._store_builds([build])
                 builds.append(build)
                 summary.parsed += 1
+        self.store.settle()  # searchable (and embeddable) when this returns
         if embed and builds:
             self.embed_files(builds, summary, None, _never)
             self.schedule_function_vectors([b.rel_path for b in builds])
