@@ -87,9 +87,6 @@ class EdgeStore(SealingWrites):
     Build it with :meth:`create` or :meth:`load` (normally through ``open_store``).
     """
 
-    def __init__(self, root: Path, dim: int, shards: dict[str, qe.EdgeShard]) -> None:
-        super().__init__(root, dim, shards)
-
     @classmethod
     def create(cls, root: Path, dim: int) -> EdgeStore:
         """New empty shards with payload indexes; ``root`` must not hold shards yet."""
@@ -140,13 +137,6 @@ class EdgeStore(SealingWrites):
         for field in FILTERED:
             if field not in present:
                 shard.update(qe.UpdateOperation.create_field_index(field, FIELD_INDEX))
-
-    def _shard(self, collection: str) -> qe.EdgeShard:
-        check_collection(collection)
-        if self._closed:
-            self._check_usable()
-            raise IndexUnavailable("the index store is closed", "restart the server")
-        return self._shards[collection]
 
     def _reading(self, collection: str) -> AbstractContextManager[None]:
         check_collection(collection)

@@ -32,11 +32,11 @@ from pathlib import Path
 
 import qdrant_edge as qe
 
-from agentic_lsp.errors import StoreCorrupt
+from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
 from agentic_lsp.heap import trim_heap
 from agentic_lsp.index.storage.edge_sealing import InFlightSeal, edge_config, seal_shard
 from agentic_lsp.index.storage.read_gate import ReadGate
-from agentic_lsp.index.storage.vector_store import COLLECTIONS
+from agentic_lsp.index.storage.vector_store import COLLECTIONS, check_collection
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ MAX_DEFERRED = SEAL_AFTER  # points written during a seal before the writer wait
 
 class SealingWrites:
     """The write path of the embedded store: one writer at a time (a lock), seals in the
-    background, deferred writes. ``_shard`` is the store's checked shard lookup."""
+    background, deferred writes."""
 
     def __init__(self, root: Path, dim: int, shards: dict[str, qe.EdgeShard]) -> None:
         self.root = root
@@ -60,7 +60,11 @@ class SealingWrites:
         self._closed = False
 
     def _shard(self, collection: str) -> qe.EdgeShard:
-        raise NotImplementedError
+        check_collection(collection)
+        if self._closed:
+            self._check_usable()
+            raise IndexUnavailable("the index store is closed", "restart the server")
+        return self._shards[collection]
 
     def _write(self, collection: str, operation: qe.UpdateOperation, points: int = 0) -> None:
         """Apply ``operation``, or defer it while a seal runs: writes to the shard being sealed
