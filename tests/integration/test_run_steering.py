@@ -21,6 +21,7 @@ from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.llm.guidance import HEADER
+from agentic_lsp.llm.scripted import ScriptedChatModel
 from agentic_lsp.workflows.run_service import WorkflowService
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "workflows"
@@ -166,17 +167,23 @@ async def _state(service: WorkflowService, run_id: str, stage: str, state: str) 
     return (await service.status(run_id)).stages.get(stage) == state
 
 
+async def _asked(models: dict[str, ScriptedChatModel], role: str) -> bool:
+    return role in models and bool(models[role].calls)
+
+
 async def test_a_message_reaches_the_next_model_call(engine: Engine) -> None:
     service, models = service_for(
         engine,
         [
             {"role": "orchestrator", "reply": PLAN_POLISH},
-            {"role": "code", "reply": FIX_TOTAL, "delay_s": 1.5},
+            {"role": "code", "reply": FIX_TOTAL, "delay_s": 3.0},
             {"role": "code", "reply": POLISH_DISCOUNT},
         ],
     )
     run_id = await service.start_run("round the totals (message)", "t_optional")
     await until(lambda: _state(service, run_id, "edit", "RUNNING"))
+    # The stage runs before its model call (retrieval first): send only once the call is asked.
+    await until(lambda: _asked(models, "code"))
     queued = await service.send_message(run_id, "keep discounts as floats")
     assert queued["status"] == "queued"
     report = await asyncio.wait_for(service.wait(run_id), 30)
