@@ -13,6 +13,7 @@ import pytest
 
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
+from agentic_lsp.index.packed_symbols import PackedSymbols
 from agentic_lsp.index.state_snapshot import FILE_NAME
 
 FILES = {
@@ -34,7 +35,9 @@ State = tuple[dict, dict, dict]
 
 
 def state(engine: Engine) -> State:
-    symbols, imports = engine.indexer.symbols.export()
+    table = engine.indexer.symbols
+    symbols = {p: table.symbols_in(p) for p in table.paths()}
+    _, imports = table.export()
     records = {p: vars(r).copy() for p, r in engine.indexer.records.items()}
     return records, symbols, imports
 
@@ -66,6 +69,21 @@ def workspace(tmp_path: Path) -> tuple[Path, Path]:
     return root, cache
 
 
+def read_snapshot(path: Path) -> tuple[dict, bytes]:
+    """The header and the symbols after it."""
+    head, newline, blob = path.read_bytes().partition(b"\n")
+    assert newline
+    return json.loads(head), blob
+
+
+def header(data: dict, blob: bytes) -> bytes:
+    return json.dumps(data).encode() + b"\n" + blob
+
+
+def write_snapshot(path: Path, data: dict, blob: bytes) -> None:
+    path.write_bytes(header(data, blob))
+
+
 def snapshot_file(cache: Path) -> Path:
     [found] = cache.glob(f"workspaces/*/{FILE_NAME}")
     return found
@@ -85,6 +103,49 @@ def test_a_restart_reads_the_snapshot_and_gets_what_the_store_holds(workspace) -
         engine.indexer.close()
     assert loaded == from_store(root, cache)
     assert "Cart.total" in {s.qualname for s in loaded[1]["src/shop/cart.py"]}
+
+
+def test_a_restart_keeps_symbols_packed_until_a_file_or_a_lookup_reads_them(workspace) -> None:
+    root, cache = workspace
+    engine = open_engine(root, cache)
+    try:
+        table = engine.indexer.symbols
+        packed = table.export()[0]
+        assert all(isinstance(v, PackedSymbols) for v in packed.values())
+        assert table.count() == 5  # counted without unpacking
+        assert [s.name for s in table.symbols_in("src/shop/tax.py")] == ["vat"]
+        still = table.export()[0]
+        assert isinstance(still["src/shop/cart.py"], PackedSymbols)
+        assert not isinstance(still["src/shop/tax.py"], PackedSymbols)  # read: kept unpacked
+        assert [(r.path, r.symbol.qualname) for r in table.find("total")] == [
+            ("src/shop/cart.py", "Cart.total")
+        ]
+        assert not any(isinstance(v, PackedSymbols) for v in table.export()[0].values())
+    finally:
+        engine.indexer.close()
+
+
+@pytest.mark.parametrize(
+    "text", ["[[1,2]]", "not json", "[]", '[["a","a","function",1,2,1,4,"def a()","",null]]']
+)
+def test_saved_symbols_that_do_not_unpack_are_read_from_the_store(workspace, text, caplog) -> None:
+    root, cache = workspace
+    saved = snapshot_file(cache)
+    data, blob = read_snapshot(saved)
+    count = data["symbols"]["src/shop/cart.py"][0]
+    assert count == 3
+    # damaged, or the wrong symbol count
+    data["symbols"]["src/shop/cart.py"] = [count, len(blob), len(blob) + len(text)]
+    write_snapshot(saved, data, blob + text.encode())
+    engine = open_engine(root, cache)
+    try:
+        assert engine.indexer.snapshot.valid  # the damage shows only when the file is read
+        [(_, best)] = engine.indexer.symbols.fuzzy("Cart.total", limit=1)
+        assert (best.path, best.symbol.qualname) == ("src/shop/cart.py", "Cart.total")
+        assert "saved symbols of src/shop/cart.py do not unpack" in caplog.text
+        assert state(engine) == state_of_store_while_open(engine)
+    finally:
+        engine.indexer.close()
 
 
 def test_a_write_removes_the_snapshot_before_the_store_changes(workspace) -> None:
@@ -118,7 +179,7 @@ def test_a_sync_that_changes_nothing_keeps_the_snapshot_and_one_that_does_saves_
         assert snapshot_file(cache).stat().st_mtime_ns == before
         (root / "src/shop/new.py").write_text("def fresh():\n    return 1\n")
         engine.sync_blocking(embed=False)
-        data = json.loads(snapshot_file(cache).read_text())
+        data, _ = read_snapshot(snapshot_file(cache))
         assert "src/shop/new.py" in {r[0] for r in data["records"]}
     finally:
         engine.indexer.close()
@@ -127,9 +188,9 @@ def test_a_sync_that_changes_nothing_keeps_the_snapshot_and_one_that_does_saves_
 def test_a_snapshot_that_does_not_match_the_store_is_never_used(workspace) -> None:
     root, cache = workspace
     saved = snapshot_file(cache)
-    data = json.loads(saved.read_text())
+    data, blob = read_snapshot(saved)
     data["records"] = data["records"][:-1]  # a record the store has is missing
-    saved.write_text(json.dumps(data))
+    write_snapshot(saved, data, blob)
     engine = open_engine(root, cache)
     try:
         assert set(engine.indexer.records) == set(FILES)
@@ -142,24 +203,42 @@ def test_a_snapshot_that_does_not_match_the_store_is_never_used(workspace) -> No
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda d: b"{not json",
-        lambda d: json.dumps({**d, "format": 999}).encode(),
-        lambda d: json.dumps(
-            {**d, "identity": {**d["identity"], "created": "another store"}}
-        ).encode(),
-        lambda d: json.dumps({**d, "symbol_fields": ["name"]}).encode(),
-        lambda d: json.dumps({**d, "records": [["x"]]}).encode(),
+        lambda d, b: b"{not json\n" + b,
+        lambda d, b: json.dumps(d).encode(),  # no symbols after the header
+        lambda d, b: header({**d, "format": 1}, b),
+        lambda d, b: header({**d, "identity": {**d["identity"], "created": "elsewhere"}}, b),
+        lambda d, b: header({**d, "symbol_fields": ["name"]}, b),
+        lambda d, b: header({**d, "records": [["x"]]}, b),
+        lambda d, b: header({**d, "symbols": {p: ["x"] for p in d["symbols"]}}, b),
+        lambda d, b: header({**d, "symbols": {p: [-1, 0, 0] for p in d["symbols"]}}, b),
+        lambda d, b: header({**d, "symbols": {p: [1, 0, len(b) + 1] for p in d["symbols"]}}, b),
+        lambda d, b: header({**d, "symbols": {p: [1, 2, 1] for p in d["symbols"]}}, b),
+        lambda d, b: header({**d, "symbols": {p: [1, 0.5, 1] for p in d["symbols"]}}, b),
     ],
-    ids=["garbage", "format", "another-store", "fields", "short-record"],
+    ids=[
+        "garbage",
+        "header-only",
+        "format",
+        "another-store",
+        "fields",
+        "short-record",
+        "symbols",
+        "count",
+        "past-the-end",
+        "reversed",
+        "not-int",
+    ],
 )
 def test_a_broken_or_foreign_snapshot_is_ignored_and_removed(workspace, damage) -> None:
     root, cache = workspace
     saved = snapshot_file(cache)
-    saved.write_bytes(damage(json.loads(saved.read_text())))
+    legacy = saved.with_name("index-state.json")  # format 1's file: removed when seen
+    legacy.write_text("{}")
+    saved.write_bytes(damage(*read_snapshot(saved)))
     engine = open_engine(root, cache)
     try:
         assert set(engine.indexer.records) == set(FILES)
-        assert not saved.exists()
+        assert not saved.exists() and not legacy.exists()
     finally:
         engine.indexer.close()
     assert saved.exists()  # a good one replaces it at the clean close

@@ -311,6 +311,37 @@ def test_binary_by_nul_byte_and_by_extension_without_reading(tmp_path: Path) -> 
     assert_classify_agrees(tmp_path, settings(), result)
 
 
+def test_known_unchanged_files_are_not_read_again_and_every_other_check_still_runs(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "bin/run", "#!/usr/bin/env python3\nprint('hi')\n")
+    write(tmp_path, "data/notes.txt", "plain words\n")
+    write(tmp_path, "data/touched.txt", "more words\n")
+    write(tmp_path, "src/mod.py", "x = 1\n")
+    write(tmp_path, "data/big.txt", "words\n" * 300)
+    first = discover(tmp_path, settings())
+    known = {f.rel_path: f for f in first.files}
+    assert known["bin/run"].language == "python"  # from the shebang, which a known file keeps
+
+    def swap_keeping_stat(rel: str, content: bytes) -> None:
+        before = os.stat(tmp_path / rel)
+        (tmp_path / rel).write_bytes(content)
+        os.utime(tmp_path / rel, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    # Same size and mtime: taken as the same content (as the indexer takes it), so not read.
+    swap_keeping_stat("data/notes.txt", b"plain\x00words\n")
+    assert discover(tmp_path, settings()).skipped == {R.BINARY: 1}  # read: binary now
+    assert found(discover(tmp_path, settings(), known=known)) == set(known)
+    # A changed mtime is read again; name, ignore and size checks run for known files too.
+    (tmp_path / "data/touched.txt").write_bytes(b"more\x00words\n")
+    os.utime(tmp_path / "data/touched.txt", ns=(1, known["data/touched.txt"].mtime_ns + 10**9))
+    write(tmp_path, ".gitignore", "src/\n")
+    again = discover(tmp_path, settings(max_file_bytes=1000), known=known)
+    assert found(again) == {"bin/run", "data/notes.txt"}
+    assert again.skipped == {R.BINARY: 1, R.IGNORED: 1, R.TOO_LARGE: 1, R.DEFAULT_EXCLUDE: 1}
+    assert {f.rel_path: f.language for f in again.files}["bin/run"] == "python"
+
+
 def test_too_large_by_stat_with_a_configurable_cap(tmp_path: Path) -> None:
     write(tmp_path, "exact.py", "x = 1\n" * 333 + "#\n")  # 2000 bytes
     write(tmp_path, "over.py", "x = 1\n" * 333 + "##\n")  # 2001 bytes

@@ -136,7 +136,7 @@ def test_the_restart_snapshot_is_keyed_by_the_scope_list(tmp_path: Path) -> None
     root, cache = tmp_path / "ws", tmp_path / "cache"
     root.mkdir()
     two = _snapshot_for(root, cache, ["pkg/a", "pkg/b"])
-    assert two is not None and two.path == cache / "scopes" / "index-state.json"
+    assert two is not None and two.path == cache / "scopes" / "index-state"
     assert set(two.identity["scopes"]) == {"pkg/a", "pkg/b"}
     two.save([], {}, {})
     assert two.load() is not None
@@ -148,6 +148,6 @@ def test_the_restart_snapshot_is_keyed_by_the_scope_list(tmp_path: Path) -> None
     assert again is not None and again.load() is None  # never comes back
     # without scopes: the snapshot beside the one store, its identity as before
     whole = _snapshot_for(root, cache, [])
-    assert whole is not None and whole.path == cache / "index-state.json"
+    assert whole is not None and whole.path == cache / "index-state"
     assert "scopes" not in whole.identity and whole.identity["store"] == str(cache / "store")
     assert json.loads(json.dumps(whole.identity)) == whole.identity

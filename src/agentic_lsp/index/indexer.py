@@ -15,13 +15,14 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from agentic_lsp.config import Settings
 from agentic_lsp.errors import Cancelled
 from agentic_lsp.foreground import yield_to_editor
 from agentic_lsp.heap import collector_paused, release_heap, settle_heap
-from agentic_lsp.index.build import FileBuild, build_file, symbol_from_payload
+from agentic_lsp.index.build import FileBuild, build_file
 from agentic_lsp.index.discovery.walk import IgnoreRules, classify_path, discover
 from agentic_lsp.index.embedding.cache import EmbeddingCache
 from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES, DenseVectors
@@ -32,6 +33,11 @@ from agentic_lsp.index.parse_workers import parse_files
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
 from agentic_lsp.index.retrieval.lanes import lane_of
 from agentic_lsp.index.retrieval.symbols import SymbolTable
+from agentic_lsp.index.state_from_store import (
+    records_from_store,
+    stored_symbols,
+    symbols_from_store,
+)
 from agentic_lsp.index.state_snapshot import StateSnapshot
 from agentic_lsp.index.storage.vector_store import VectorStore, Where
 
@@ -97,22 +103,12 @@ class Indexer(DenseVectors):
             settle_heap(collect=False)  # ~10^5 new objects, none garbage: nothing to collect
 
     def _load_store_state(self) -> None:
-        records: dict[str, FileRecord] = {}
-        imports: dict[str, list[str]] = {}
-        for hit in self.store.scroll("files"):
-            p = hit.payload
-            records[p["path"]] = FileRecord(
-                p["path"], p["content_hash"], int(p["size"]), int(p["mtime_ns"]), p.get("language")
-            )
-            imports[p["path"]] = list(p.get("imports") or [])
-        by_path: dict[str, list] = {}
-        for hit in self.store.scroll("functions"):
-            by_path.setdefault(hit.payload["path"], []).append(symbol_from_payload(hit.payload))
+        records, imports = records_from_store(self.store)
+        by_path = symbols_from_store(self.store)
         self.records = records
         self.generation += 1
         for path in records:
-            syms = sorted(by_path.get(path, []), key=lambda s: (s.start_line, s.qualname))
-            self.symbols.replace_file(path, syms, imports.get(path, []))
+            self.symbols.replace_file(path, by_path.get(path, []), imports.get(path, []))
 
     def _load_snapshot(self, snapshot: StateSnapshot) -> bool:
         state = snapshot.load_matching(self.store)
@@ -120,7 +116,8 @@ class Indexer(DenseVectors):
             return False
         self.records = {row[0]: FileRecord(*row) for row in state.records}
         self.generation += 1
-        self.symbols.load(list(self.records), state.symbols, state.imports)
+        fallback = partial(stored_symbols, self.store)
+        self.symbols.load(list(self.records), state.symbols, state.imports, fallback)
         return True  # name indexes: after the restart's walk (which they would slow 5x)
 
     def _store_changes(self) -> None:
@@ -158,7 +155,7 @@ class Indexer(DenseVectors):
         summary = IndexSummary()
         started = time.perf_counter()
         self.rules = IgnoreRules.load(self.root, self.settings.index)
-        found = discover(self.root, self.settings.index, cancel=cancel)
+        found = discover(self.root, self.settings.index, cancel=cancel, known=self.records)
         summary.timings["discover"] = time.perf_counter() - started
         summary.skipped = {str(k): v for k, v in found.skipped.items()}
         if cancel():

@@ -15,29 +15,30 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentic_lsp.heap import collector_paused, trim_heap
 from agentic_lsp.index.models import Symbol
+from agentic_lsp.index.packed_symbols import SYMBOL_FIELDS, PackedSymbols, pack
 from agentic_lsp.index.storage.vector_store import VectorStore
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
-FILE_NAME = "index-state.json"
-SYMBOL_FIELDS = tuple(f.name for f in fields(Symbol))
+FORMAT = 2
+FILE_NAME = "index-state"
+LEGACY_NAME = "index-state.json"  # format 1 (one JSON document): removed when seen
+SymbolsOfFile = list[Symbol] | PackedSymbols
 RECORD_FIELDS = ("path", "content_hash", "size", "mtime_ns", "language")
 
 
 @dataclass
 class State:
     records: list[tuple[Any, ...]]  # rows of RECORD_FIELDS (the indexer's FileRecord fields)
-    symbols: dict[str, list[Symbol]]
+    symbols: dict[str, PackedSymbols]
     imports: dict[str, list[str]]
 
 
@@ -59,6 +60,7 @@ class StateSnapshot:
     def load(self) -> State | None:
         """The saved state, or ``None`` (missing, stale format, another identity, unreadable).
         The file stays valid until :meth:`invalidate`."""
+        (self.path.parent / LEGACY_NAME).unlink(missing_ok=True)
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
@@ -68,24 +70,27 @@ class StateSnapshot:
             return None
         try:
             with collector_paused():  # ~10^5 small objects, none garbage
-                data = json.loads(raw)
+                end = raw.find(b"\n")
+                data = json.loads(raw[: end if end >= 0 else len(raw)])
                 if (
-                    data.get("format") != FORMAT
+                    end < 0
+                    or data.get("format") != FORMAT
                     or data.get("identity") != self.identity
                     or tuple(data.get("symbol_fields", ())) != SYMBOL_FIELDS
                 ):
                     raise ValueError("another format or index")
+                blob = memoryview(raw)[end + 1 :]
                 state = State(
                     [_row(r, len(RECORD_FIELDS)) for r in data["records"]],
-                    {p: [_symbol(s) for s in syms] for p, syms in data["symbols"].items()},
+                    {p: _packed(v, blob) for p, v in data["symbols"].items()},
                     {p: list(i) for p, i in data["imports"].items()},
                 )
-                del data, raw
+                del data
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             log.info("index state snapshot ignored (%s): rebuilding from the store", exc)
             self._remove()
             return None
-        trim_heap()  # the parsed JSON (hundreds of MB at 10^6 symbols) is garbage now
+        trim_heap()  # the parsed header is garbage now
         self._valid = True
         return state
 
@@ -115,25 +120,33 @@ class StateSnapshot:
     def save(
         self,
         records: Sequence[Any],
-        symbols: dict[str, list[Symbol]],
+        symbols: dict[str, SymbolsOfFile],
         imports: dict[str, list[str]],
     ) -> None:
         """Write the state (atomically, user-only) after the store's writes were flushed;
         ``records`` have the fields of :data:`RECORD_FIELDS`."""
-        data = {
+        packs = {p: v if isinstance(v, PackedSymbols) else pack(v) for p, v in symbols.items()}
+        ranges: dict[str, list[int]] = {}
+        offset = 0
+        for path, packed in packs.items():
+            ranges[path] = [packed.count, offset, offset + len(packed.data)]
+            offset += len(packed.data)
+        header = {
             "format": FORMAT,
             "identity": self.identity,
             "symbol_fields": SYMBOL_FIELDS,
             "records": [[getattr(r, name) for name in RECORD_FIELDS] for r in records],
-            "symbols": {p: [_symbol_row(s) for s in syms] for p, syms in symbols.items()},
+            "symbols": ranges,
             "imports": imports,
         }
         tmp = self.path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
         with self._lock:
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(data, f, separators=(",", ":"))
+                with os.fdopen(fd, "wb") as f:
+                    f.write(json.dumps(header, separators=(",", ":")).encode("ascii"))
+                    f.write(b"\n")
+                    f.writelines(packed.data for packed in packs.values())
                 os.replace(tmp, self.path)
             except OSError as exc:
                 log.info("could not save the index state snapshot: %s", exc)
@@ -154,19 +167,11 @@ def _row(values: Any, size: int) -> tuple[Any, ...]:
     return tuple(values)
 
 
-_SHARED = tuple(SYMBOL_FIELDS.index(name) for name in ("kind", "parent"))
-
-
-def _symbol(row: Any) -> Symbol:
-    """A saved symbol, its kind and parent shared with every other symbol's equal ones (JSON
-    makes a new string for each: 60 MB at 764,000 symbols)."""
-    if not isinstance(row, list) or len(row) != len(SYMBOL_FIELDS):
-        raise ValueError(f"a symbol of {len(SYMBOL_FIELDS)} fields expected")
-    for i in _SHARED:
-        if isinstance(row[i], str):
-            row[i] = sys.intern(row[i])
-    return Symbol(*row)
-
-
-def _symbol_row(symbol: Symbol) -> tuple[Any, ...]:
-    return tuple(getattr(symbol, name) for name in SYMBOL_FIELDS)
+def _packed(value: Any, blob: memoryview) -> PackedSymbols:
+    """A file's ``[count, start, end]`` in the symbols after the header."""
+    if not (isinstance(value, list) and len(value) == 3 and all(type(v) is int for v in value)):
+        raise ValueError("a file's symbols as [count, start, end] expected")
+    count, start, end = value
+    if count < 0 or not 0 <= start <= end <= len(blob):
+        raise ValueError("a file's symbols out of range")
+    return PackedSymbols(count, blob[start:end])

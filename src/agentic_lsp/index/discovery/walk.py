@@ -40,31 +40,30 @@ from __future__ import annotations
 import heapq
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import BinaryIO
 
 from agentic_lsp.config import IndexSettings
 from agentic_lsp.config_scopes import scope_of
 from agentic_lsp.errors import WorkspaceError
 from agentic_lsp.index.discovery import exclusions
+from agentic_lsp.index.discovery.file_check import (
+    HEAD_BYTES,
+    KnownFile,
+    check_file,
+    open_for_reading,
+    secret_target,
+    within,
+)
 from agentic_lsp.index.discovery.ignore_rules import IgnoreLayer, IgnoreRules
 from agentic_lsp.index.discovery.secrets import is_secret_path, redact_secrets
 from agentic_lsp.index.models import DiscoveredFile, DiscoveryResult, SkipReason
-from agentic_lsp.index.parsing.languages import (
-    DOC_LANGUAGES,
-    language_for_path,
-    language_for_shebang,
-)
 from agentic_lsp.workspace import resolve_in_workspace
 
 __all__ = ["IgnoreRules", "classify_path", "discover", "read_indexable_text"]
 
-HEAD_BYTES = 8192
 _CANCEL_EVERY = 1024
 _MAX_REPLACEMENT_SHARE = 0.01
-# O_NONBLOCK: a path that is (or was swapped for) a FIFO must not wait for a writer.
-_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 CancelFn = Callable[[], bool]
 
@@ -75,14 +74,16 @@ def discover(
     *,
     cancel: CancelFn | None = None,
     rules: IgnoreRules | None = None,
+    known: Mapping[str, KnownFile] | None = None,
 ) -> DiscoveryResult:
     """Walk ``root`` and return the indexable files (sorted by path) and skip counts.
 
     Never raises for a file or folder it cannot read (it is counted ``UNREADABLE``). When
     ``cancel()`` turns true the walk stops and the partial result has ``cancelled`` set.
-    ``rules`` lets a caller share (and warm) its :class:`IgnoreRules`.
+    ``rules`` lets a caller share (and warm) its :class:`IgnoreRules`; ``known``: the index's
+    records, whose unchanged files are not read again (:mod:`.file_check`).
     """
-    walk = _Walk(root, settings, rules or IgnoreRules.load(root, settings), cancel)
+    walk = _Walk(root, settings, rules or IgnoreRules.load(root, settings), cancel, known)
     return walk.run()
 
 
@@ -114,7 +115,7 @@ def classify_path(
     except OSError:
         return SkipReason.UNREADABLE
     chain = rules.layers_for("/".join(parts[:-1]))
-    return _check_file(path, rel, is_link, root_real, settings, rules, chain)
+    return check_file(path, rel, is_link, root_real, settings, rules, chain)
 
 
 def read_indexable_text(
@@ -132,10 +133,10 @@ def read_indexable_text(
         path = resolve_in_workspace(root, rel_path)
     except WorkspaceError:
         return SkipReason.SYMLINK_OUTSIDE
-    if _secret_target(os.fspath(path), os.path.realpath(root)):
+    if secret_target(os.fspath(path), os.path.realpath(root)):
         return SkipReason.SECRET  # a link (here or in a parent folder) to a secret or into .git
     try:
-        with _open_for_reading(path) as fh:
+        with open_for_reading(path) as fh:
             info = os.fstat(fh.fileno())
             if not stat.S_ISREG(info.st_mode):
                 return SkipReason.UNREADABLE
@@ -160,8 +161,14 @@ class _Walk:
     """One discovery run: an explicit stack (no recursion), then the deferred folder links."""
 
     def __init__(
-        self, root: Path, settings: IndexSettings, rules: IgnoreRules, cancel: CancelFn | None
+        self,
+        root: Path,
+        settings: IndexSettings,
+        rules: IgnoreRules,
+        cancel: CancelFn | None,
+        known: Mapping[str, KnownFile] | None = None,
     ) -> None:
+        self.known = known
         self.root_real = os.path.realpath(root)
         self.settings = settings
         self.rules = rules
@@ -234,8 +241,15 @@ class _Walk:
             if is_dir:
                 self._folder(entry, child, real, is_link, chain, stack)
                 continue
-            found = _check_file(
-                entry.path, child, is_link, self.root_real, self.settings, self.rules, chain
+            found = check_file(
+                entry.path,
+                child,
+                is_link,
+                self.root_real,
+                self.settings,
+                self.rules,
+                chain,
+                self.known,
             )
             if isinstance(found, SkipReason):
                 self.result.skip(found, child)
@@ -256,9 +270,9 @@ class _Walk:
             reason = SkipReason.IGNORED
         if reason is None and is_link:
             target = os.path.realpath(entry.path)
-            if not _within(target, self.root_real):
+            if not within(target, self.root_real):
                 reason = SkipReason.SYMLINK_OUTSIDE
-            elif _secret_target(target, self.root_real, folder=True):
+            elif secret_target(target, self.root_real, folder=True):
                 reason = SkipReason.SECRET
             else:
                 heapq.heappush(self.links, (rel, target))
@@ -297,9 +311,9 @@ class _DirChain:
                 if not follow_links:
                     return SkipReason.IGNORED
                 target = os.path.realpath(path)
-                if not _within(target, self.root_real):
+                if not within(target, self.root_real):
                     return SkipReason.SYMLINK_OUTSIDE
-                if _secret_target(target, self.root_real, folder=True):
+                if secret_target(target, self.root_real, folder=True):
                     return SkipReason.SECRET
                 if self._walked_directly(target):
                     return SkipReason.IGNORED  # the same files are indexed under the real path
@@ -319,80 +333,5 @@ class _DirChain:
         return not isinstance(self.resolve(rel.split("/"), follow_links=False), SkipReason)
 
 
-def _check_file(
-    path: str,
-    rel: str,
-    is_link: bool,
-    root_real: str,
-    settings: IndexSettings,
-    rules: IgnoreRules,
-    chain: tuple[IgnoreLayer, ...],
-) -> DiscoveredFile | SkipReason:
-    """Every per-file decision, shared by :func:`discover` and :func:`classify_path`."""
-    if is_secret_path(rel):
-        return SkipReason.SECRET
-    reason = exclusions.file_name_reason(rel, settings.include_hidden)
-    if reason is not None:
-        return reason
-    if rules.matches(rel, False, chain):
-        return SkipReason.IGNORED
-    if is_link:
-        target = os.path.realpath(path)
-        if not os.path.exists(target):
-            return SkipReason.UNREADABLE
-        if not _within(target, root_real):
-            return SkipReason.SYMLINK_OUTSIDE
-        if _secret_target(target, root_real):
-            return SkipReason.SECRET
-    reason = exclusions.extension_reason(rel)
-    if reason is not None:
-        return reason
-    try:
-        info = os.stat(path)
-    except OSError:
-        return SkipReason.UNREADABLE
-    if not stat.S_ISREG(info.st_mode):
-        return SkipReason.UNREADABLE
-    if info.st_size > settings.max_file_bytes:
-        return SkipReason.TOO_LARGE
-    try:
-        fd = os.open(path, _READ_FLAGS)
-        try:
-            head = os.read(fd, HEAD_BYTES)
-        finally:
-            os.close(fd)
-    except OSError:
-        return SkipReason.UNREADABLE
-    if b"\x00" in head:
-        return SkipReason.BINARY
-    language = language_for_path(rel)
-    if language is None and head.startswith(b"#!"):
-        first = head.split(b"\n", 1)[0].decode("utf-8", errors="replace")
-        language = language_for_shebang(first)
-    if language not in DOC_LANGUAGES and exclusions.looks_minified(head):
-        return SkipReason.MINIFIED
-    return DiscoveredFile(rel, info.st_size, info.st_mtime_ns, language)
-
-
-def _open_for_reading(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open without blocking: a path swapped for a FIFO must not wait for a writer."""
-    return open(os.open(path, _READ_FLAGS), "rb")
-
-
 def _contains(folder: str) -> Callable[[str], bool]:
     return lambda name: os.path.lexists(os.path.join(folder, name))
-
-
-def _secret_target(target: str, root_real: str, *, folder: bool = False) -> bool:
-    """Whether the real path ``target`` (inside ``root_real``) is a secret file, inside a
-    secret folder or inside ``.git``: what a symlink's harmless name must not hide."""
-    rel = os.path.relpath(target, root_real).replace(os.sep, "/")
-    if rel == "." or ".git" in rel.split("/"):
-        return rel != "."
-    # A folder is judged by a file inside it (secret folders such as .ssh hold only secrets).
-    return is_secret_path(rel + "/_" if folder else rel)
-
-
-def _within(path: str, root: str) -> bool:
-    """Component-wise containment (``/repo-evil`` is not inside ``/repo``)."""
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)

@@ -12,19 +12,24 @@ together (:func:`~agentic_lsp.index.retrieval.fuzzy.fuzzy_scores`), each distinc
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from agentic_lsp.foreground import yield_to_editor
 from agentic_lsp.index.models import Symbol
+from agentic_lsp.index.packed_symbols import PackedSymbols
 from agentic_lsp.index.results import SymbolRef
 from agentic_lsp.index.retrieval.fuzzy import fuzzy_score, fuzzy_scores
 
+log = logging.getLogger(__name__)
+
 NameKey = tuple[str, str]  # (name, qualname)
+SymbolsOfFile = list[Symbol] | PackedSymbols
 
 
 def _rank(item: tuple[float, SymbolRef]) -> tuple[float, str, int, int, str]:
@@ -106,15 +111,19 @@ class NameIndex:
 class SymbolTable:
     """Symbols by file, with two name indexes (exact names, the fuzzy :class:`NameIndex`).
 
-    A restart's :meth:`load` fills only the by-file map; the name indexes take most of the
-    time (4 s of 5.7 s at 567,000 symbols), so loaded files are indexed later, by :meth:`warm`
-    in the background or at the first lookup that needs them, whichever comes first."""
+    A restart's :meth:`load` fills only the by-file map, with each file's symbols still packed
+    as the snapshot saved them; the name indexes take most of the time (4 s of 5.7 s at 567,000
+    symbols), so loaded files are unpacked and indexed later, by :meth:`warm` in the background
+    or at the first lookup that needs them, whichever comes first (a file read by path is
+    unpacked alone). A packed file that does not unpack (a damaged cache) is read back from the
+    store by the ``fallback`` the loader gives, and logged."""
 
     WARM_BATCH = 500  # files indexed per hold of the lock: an editor request waits ~10 ms
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_path: dict[str, list[Symbol]] = {}
+        self._by_path: dict[str, SymbolsOfFile] = {}
+        self._fallback: Callable[[str], list[Symbol]] | None = None
         self._imports: dict[str, list[str]] = {}
         self._paths_by_name: dict[str, set[str]] = defaultdict(set)
         self._names = NameIndex()
@@ -137,22 +146,30 @@ class SymbolTable:
     def load(
         self,
         paths: Sequence[str],
-        symbols: Mapping[str, list[Symbol]],
+        symbols: Mapping[str, SymbolsOfFile],
         imports: Mapping[str, list[str]],
+        fallback: Callable[[str], list[Symbol]] | None = None,
     ) -> None:
         """:meth:`replace_file` for each of ``paths``, at once (a restart's saved state): an
-        empty table skips dropping what is not there, and leaves the name indexes to
-        :meth:`warm` or the first lookup."""
+        empty table skips dropping what is not there, keeps packed symbols packed, and leaves
+        the name indexes to :meth:`warm` or the first lookup. ``fallback``: a file's symbols
+        from the store, for one whose packed symbols do not unpack."""
         with self._lock:
+            self._fallback = fallback
             if not self._by_path:
                 for path in paths:
-                    self._by_path[path] = list(symbols.get(path, ()))
+                    given = symbols.get(path, [])
+                    self._by_path[path] = given if isinstance(given, PackedSymbols) else list(given)
                     self._imports[path] = list(imports.get(path, ()))
                 self._to_index = list(self._by_path)
                 self._unindexed = set(self._to_index)
                 return
         for path in paths:
-            self.replace_file(path, symbols.get(path, []), imports.get(path, []))
+            given = symbols.get(path, [])
+            if isinstance(given, PackedSymbols):
+                with self._lock:
+                    given = self._unpacked(path, given)
+            self.replace_file(path, given, imports.get(path, []))
 
     def warm_in_background(self) -> None:
         """:meth:`warm` in a daemon thread, if files wait and no thread does it yet. A restart
@@ -180,7 +197,7 @@ class SymbolTable:
             path = todo.pop()
             if path in self._unindexed:
                 self._unindexed.discard(path)
-                self._index(path, self._by_path[path])
+                self._index(path, self._symbols(path))
                 if limit is not None:
                     limit -= 1
         return bool(todo)
@@ -192,7 +209,7 @@ class SymbolTable:
     def _drop(self, path: str) -> None:
         old = self._by_path.pop(path, [])
         self._imports.pop(path, None)
-        if path in self._unindexed:  # never indexed: nothing to take out
+        if path in self._unindexed or isinstance(old, PackedSymbols):  # never indexed
             self._unindexed.discard(path)
             return
         self._names.remove(path, old)
@@ -203,18 +220,38 @@ class SymbolTable:
                 if not paths:
                     del self._paths_by_name[symbol.name.lower()]
 
+    def _symbols(self, path: str) -> list[Symbol]:
+        """A file's symbols, unpacked (and kept so) if still packed. Lock held."""
+        found = self._by_path.get(path)
+        if isinstance(found, PackedSymbols):
+            return self._unpacked(path, found)
+        return found if found is not None else []
+
+    def _unpacked(self, path: str, packed: PackedSymbols) -> list[Symbol]:
+        try:
+            symbols = packed.unpack()
+        except (ValueError, TypeError) as exc:
+            log.warning("saved symbols of %s do not unpack (%s): reading the store", path, exc)
+            symbols = self._fallback(path) if self._fallback is not None else []
+        if path in self._by_path:
+            self._by_path[path] = symbols
+        return symbols
+
     def symbols_in(self, path: str) -> list[Symbol]:
         with self._lock:
-            return list(self._by_path.get(path, []))
+            return list(self._symbols(path))
 
     def imports_of(self, path: str) -> list[str]:
         with self._lock:
             return list(self._imports.get(path, []))
 
-    def export(self) -> tuple[dict[str, list[Symbol]], dict[str, list[str]]]:
-        """Every file's symbols and imports (copies of the lists), for the state snapshot."""
+    def export(self) -> tuple[dict[str, SymbolsOfFile], dict[str, list[str]]]:
+        """Every file's symbols (still packed if never read) and imports (copies of the
+        lists), for the state snapshot."""
         with self._lock:
-            symbols = {p: list(v) for p, v in self._by_path.items()}
+            symbols: dict[str, SymbolsOfFile] = {
+                p: v if isinstance(v, PackedSymbols) else list(v) for p, v in self._by_path.items()
+            }
             imports = {p: list(v) for p, v in self._imports.items()}
         return symbols, imports
 
@@ -235,7 +272,7 @@ class SymbolTable:
             refs = [
                 SymbolRef(p, s)
                 for p in paths
-                for s in self._by_path[p]
+                for s in self._symbols(p)
                 if s.name.lower() == short.lower() and (s.qualname == name or "." not in name)
             ]
         refs.sort(key=lambda r: (r.symbol.name != short, r.path, r.symbol.start_line))
@@ -291,7 +328,7 @@ class SymbolTable:
         lowered, size = query.lower(), len(query)
         subsequence = re.compile(".*?".join(re.escape(ch) for ch in lowered), re.IGNORECASE)
         with self._lock:
-            items = [(p, s) for p, syms in self._by_path.items() for s in syms]
+            items = [(p, s) for p in list(self._by_path) for s in self._symbols(p)]
         prefixed: list[SymbolRef] = []
         others: list[SymbolRef] = []
         for path, symbol in items:
