@@ -1,0 +1,161 @@
+"""A restart with nothing changed, at scale, before and after a change: where its time goes.
+
+    python benchmarks/large_corpus.py /tmp/large/corpus                  # a 50,000-file tree
+    python benchmarks/restart_bench.py /tmp/large/corpus --baseline REV  # index once, restart
+
+The tree is indexed once (lexical and symbols, no vectors: a restart never embeds when nothing
+changed) into a cache under ``--work``, which is kept for the next run. Each side (REV in a
+temporary ``git worktree``, and this checkout) gets its own copy of that cache, and starts once
+unmeasured: a side whose state snapshot has another format rebuilds it there. Then the two
+sides restart in turn, ``--rounds`` times each, every restart in a fresh child process:
+
+- **open**: ``Engine.open()``: the store's shards, then the saved state (records, symbols);
+- **walk**: the sync's discovery of every file (names, ignore rules, ``stat``);
+- **restart**: open + the whole sync (nothing is re-parsed or re-embedded; checked).
+
+Prints the median of each side and the ratio, with the machine and its load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.index_bench import cpu_model
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def child(root: Path, cache: Path, cold: bool) -> dict[str, object]:
+    """One start (``cold``: the first index) in this process: its timings as a dict."""
+    from benchmarks.index_bench_run import engine_for
+
+    from agentic_lsp.logs import configure_logging
+
+    configure_logging("WARNING")
+    started = time.perf_counter()
+    engine = engine_for(root, cache)
+    open_s = time.perf_counter() - started
+    summary = engine.sync_blocking(embed=False, background=False)
+    total_s = time.perf_counter() - started
+    engine.indexer.close()
+    return {
+        "open_s": open_s,
+        "walk_s": summary.timings.get("discover", 0.0),
+        "restart_s": total_s,
+        "files": summary.files,
+        "symbols": summary.symbols,
+        "parsed": summary.parsed,
+        "embedded": summary.embedded,
+        "cold": cold,
+    }
+
+
+def start(src: Path, root: Path, cache: Path, cold: bool = False) -> dict[str, object]:
+    """:func:`child` in a fresh process, with the ``agentic_lsp`` under ``src``."""
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{REPO}", "HF_HUB_OFFLINE": "1"}
+    args = [sys.executable, __file__, str(root), "--child", str(cache)]
+    done = subprocess.run(
+        args + (["--cold"] if cold else []), env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"a start with {src} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("tree", type=Path)
+    parser.add_argument("--baseline", metavar="REV", help="compare with REV (same run)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "restart-bench")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.tree, args.child, args.cold)))
+        return
+    tree = args.tree.resolve()
+    indexed = args.work / "indexed"
+    if not indexed.exists():
+        print(f"indexing {tree} once (no vectors) ...", file=sys.stderr, flush=True)
+        first = start(REPO / "src", tree, args.work / "indexing", cold=True)
+        print(f"  {first['files']} files in {first['restart_s']:.0f} s", file=sys.stderr)
+        (args.work / "indexing").rename(indexed)
+    sides: list[tuple[str, Path]] = [("current", REPO / "src")]
+    worktree = None
+    if args.baseline:
+        worktree = Path(tempfile.mkdtemp(prefix="restart-bench-")) / "wt"
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), args.baseline],
+            check=True,
+            capture_output=True,
+        )
+        sides.insert(0, (args.baseline, worktree / "src"))
+    try:
+        measure(tree, args.work, indexed, sides, args.rounds)
+    finally:
+        if worktree is not None:
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)],
+                capture_output=True,
+            )
+
+
+def measure(
+    tree: Path, work: Path, indexed: Path, sides: list[tuple[str, Path]], rounds: int
+) -> None:
+    caches = {}
+    for label, src in sides:
+        caches[label] = work / f"side-{len(caches)}"
+        shutil.rmtree(caches[label], ignore_errors=True)
+        shutil.copytree(indexed, caches[label], symlinks=True)
+        primed = start(src, tree, caches[label])  # a snapshot of another format is rebuilt
+        print(f"[{label}] first start {primed['restart_s']:.1f} s", file=sys.stderr, flush=True)
+    load_start = os.getloadavg()
+    runs: dict[str, list[dict[str, object]]] = {label: [] for label, _ in sides}
+    for _ in range(rounds):
+        for label, src in sides:
+            runs[label].append(start(src, tree, caches[label]))
+    load_end = os.getloadavg()
+    for cache in caches.values():
+        shutil.rmtree(cache, ignore_errors=True)
+    report(runs, load_start, load_end)
+
+
+def report(runs: dict[str, list[dict[str, object]]], load_start: tuple, load_end: tuple) -> None:  # type: ignore[type-arg]
+    labels = list(runs)
+    some = runs[labels[-1]][0]
+    print(f"\nrestart benchmark: {some['files']} files, {some['symbols']} symbols; "
+          f"{len(runs[labels[0]])} restarts per side, medians (each restart's figure in brackets)")  # fmt: skip
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores, python {sys.version.split()[0]}; "
+          f"load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end\n")  # fmt: skip
+    print("| measure | " + " | ".join(labels) + (" | ratio |" if len(labels) == 2 else " |"))
+    print("|---" * (len(labels) + 1 + (len(labels) == 2)) + "|")
+    for key, name in (("open_s", "open (store + saved state)"), ("walk_s", "walk (discovery)"),
+                      ("restart_s", "restart, nothing changed (open + sync)")):  # fmt: skip
+        medians = [statistics.median(float(r[key]) for r in runs[label]) for label in labels]  # type: ignore[arg-type]
+        cells = [
+            f"{m:.2f} s ({', '.join(f'{float(r[key]):.1f}' for r in runs[label])})"  # type: ignore[arg-type]
+            for m, label in zip(medians, labels, strict=True)
+        ]
+        ratio = f" | {medians[0] / medians[1]:.1f}x" if len(labels) == 2 and medians[1] else ""
+        print(f"| {name} | " + " | ".join(cells) + ratio + " |")
+    work = {label: {(r["parsed"], r["embedded"]) for r in runs[label]} for label in labels}
+    print(f"| re-parsed, re-embedded | " + " | ".join(str(work[label]) for label in labels) + " |")
+
+
+if __name__ == "__main__":
+    main()
