@@ -117,7 +117,7 @@ def main() -> None:
 def measure(
     tree: Path, work: Path, indexed: Path, sides: list[tuple[str, Path]], rounds: int
 ) -> None:
-    caches = {}
+    caches: dict[str, Path] = {}
     for label, src in sides:
         caches[label] = work / f"side-{len(caches)}"
         shutil.rmtree(caches[label], ignore_errors=True)
@@ -135,11 +135,12 @@ def measure(
     report(runs, load_start, load_end)
 
 
-def report(runs: dict[str, list[dict[str, object]]], load_start: tuple, load_end: tuple) -> None:  # type: ignore[type-arg]
+def report(runs: dict[str, list[dict[str, object]]], load_start: tuple, load_end: tuple) -> None:
     labels = list(runs)
     some = runs[labels[-1]][0]
+    rounds = len(runs[labels[0]])
     print(f"\nrestart benchmark: {some['files']} files, {some['symbols']} symbols; "
-          f"{len(runs[labels[0]])} restarts per side, medians (each restart's figure in brackets)")  # fmt: skip
+          f"{rounds} restarts per side, medians (each restart in brackets)")  # fmt: skip
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores, python {sys.version.split()[0]}; "
           f"load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end\n")  # fmt: skip
     print("| measure | " + " | ".join(labels) + (" | ratio |" if len(labels) == 2 else " |"))
@@ -154,7 +155,7 @@ def report(runs: dict[str, list[dict[str, object]]], load_start: tuple, load_end
         ratio = f" | {medians[0] / medians[1]:.1f}x" if len(labels) == 2 and medians[1] else ""
         print(f"| {name} | " + " | ".join(cells) + ratio + " |")
     work = {label: {(r["parsed"], r["embedded"]) for r in runs[label]} for label in labels}
-    print(f"| re-parsed, re-embedded | " + " | ".join(str(work[label]) for label in labels) + " |")
+    print("| re-parsed, re-embedded | " + " | ".join(str(work[label]) for label in labels) + " |")
 
 
 if __name__ == "__main__":
