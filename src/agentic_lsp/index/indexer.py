@@ -173,9 +173,9 @@ class Indexer(DenseVectors):
             except Cancelled:
                 summary.cancelled = True
                 builds, parsed = [], []
-        self.symbols.warm_in_background()
         summary.files = len(self.records)
-        summary.symbols = self.symbols.count()
+        summary.symbols = self.symbols.count()  # before the warm thread contends for the table
+        self.symbols.warm_in_background()
         if embed and not summary.cancelled:
             try:
                 self.embed_files(builds, summary, progress, cancel)
