@@ -41,6 +41,10 @@ class PackedSymbols:
         return [symbol_from_row(row) for row in rows]
 
 
+SymbolsOfFile = list[Symbol] | PackedSymbols
+"""A file's symbols, unpacked or still as the snapshot saved them."""
+
+
 def pack(symbols: Sequence[Symbol]) -> PackedSymbols:
     rows = [[getattr(s, name) for name in SYMBOL_FIELDS] for s in symbols]
     text = json.dumps(rows, separators=(",", ":"))  # ASCII: any text, lone surrogates too

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_lsp.heap import collector_paused, trim_heap
-from agentic_lsp.index.models import Symbol
-from agentic_lsp.index.packed_symbols import SYMBOL_FIELDS, PackedSymbols, pack
+from agentic_lsp.index.packed_symbols import SYMBOL_FIELDS, PackedSymbols, SymbolsOfFile, pack
 from agentic_lsp.index.storage.vector_store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -31,7 +30,6 @@ log = logging.getLogger(__name__)
 FORMAT = 2
 FILE_NAME = "index-state"
 LEGACY_NAME = "index-state.json"  # format 1 (one JSON document): removed when seen
-SymbolsOfFile = list[Symbol] | PackedSymbols
 RECORD_FIELDS = ("path", "content_hash", "size", "mtime_ns", "language")
 
 

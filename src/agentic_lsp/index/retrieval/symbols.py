@@ -22,14 +22,13 @@ import numpy as np
 
 from agentic_lsp.foreground import yield_to_editor
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.index.packed_symbols import PackedSymbols
+from agentic_lsp.index.packed_symbols import PackedSymbols, SymbolsOfFile
 from agentic_lsp.index.results import SymbolRef
 from agentic_lsp.index.retrieval.fuzzy import fuzzy_score, fuzzy_scores
 
 log = logging.getLogger(__name__)
 
 NameKey = tuple[str, str]  # (name, qualname)
-SymbolsOfFile = list[Symbol] | PackedSymbols
 
 
 def _rank(item: tuple[float, SymbolRef]) -> tuple[float, str, int, int, str]:
