@@ -175,3 +175,23 @@ def test_acp_agent_modules_import_no_model_or_llm_stack() -> None:
     loaded = set(done.stdout.split())
     assert "agentic_lsp" in loaded
     assert not loaded & (MODEL | LLM_STACK), sorted(loaded & (MODEL | LLM_STACK))
+
+
+def test_serve_and_mcp_host_modules_import_no_model_or_llm_stack() -> None:
+    """``agentic-lsp serve`` imports these before its first request (the MCP SDK is preloaded
+    on purpose, see ``McpHost.preload``); the LLM stack stays out until a workflow runs: the
+    MCP workflow tools once pulled langchain (~0.8 s, ~25 MiB) in through token metering."""
+    probe = (
+        "import sys\n"
+        "from agentic_lsp.lsp.server import create_server\n"
+        "from agentic_lsp.mcp.host import McpHost\n"
+        "import agentic_lsp.mcp.owner_client, agentic_lsp.mcp.launch\n"
+        "McpHost(None).preload()\n"
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded = set(done.stdout.split())
+    assert {"agentic_lsp", "mcp", "pygls"} <= loaded
+    assert not loaded & (MODEL | LLM_STACK | {"langsmith"}), sorted(loaded & (MODEL | LLM_STACK))

@@ -17,12 +17,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import BaseMessage
-
-from agentic_lsp.llm.guidance import with_guidance
+if TYPE_CHECKING:  # langchain is imported by a run, not by a server that only reports usage
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
 
 
 @dataclass(frozen=True)
@@ -138,6 +137,8 @@ async def metered_ainvoke(
     """``model.ainvoke`` recorded on the run's meter (if any) under the current scope; messages
     the user sent to the run since its last call are added first (``llm/guidance.py``)."""
     stage, role = _SCOPE.get()
+    from agentic_lsp.llm.guidance import with_guidance
+
     messages = with_guidance(messages, stage or "(run)", role or "(unknown)")
     started = time.perf_counter()
     reply = await model.ainvoke(list(messages), **kwargs)
