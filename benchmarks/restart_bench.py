@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -95,23 +97,32 @@ def main() -> None:
         print(f"  {first['files']} files in {first['restart_s']:.0f} s", file=sys.stderr)
         (args.work / "indexing").rename(indexed)
     sides: list[tuple[str, Path]] = [("current", REPO / "src")]
-    worktree = None
-    if args.baseline:
-        worktree = Path(tempfile.mkdtemp(prefix="restart-bench-")) / "wt"
+    with baseline_sources(args.baseline) as baseline:
+        if baseline is not None:
+            sides.insert(0, (args.baseline, baseline))
+        measure(tree, args.work, indexed, sides, args.rounds)
+
+
+@contextmanager
+def baseline_sources(rev: str | None) -> Iterator[Path | None]:
+    """The ``src`` folder of ``rev`` checked out in a temporary ``git worktree`` (removed
+    after), or ``None`` without a ``rev``."""
+    if not rev:
+        yield None
+        return
+    worktree = Path(tempfile.mkdtemp(prefix="bench-baseline-")) / "wt"
+    subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), rev],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield worktree / "src"
+    finally:
         subprocess.run(
-            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), args.baseline],
-            check=True,
+            ["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)],
             capture_output=True,
         )
-        sides.insert(0, (args.baseline, worktree / "src"))
-    try:
-        measure(tree, args.work, indexed, sides, args.rounds)
-    finally:
-        if worktree is not None:
-            subprocess.run(
-                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)],
-                capture_output=True,
-            )
 
 
 def measure(

@@ -184,8 +184,7 @@ class Indexer(DenseVectors):
             else:
                 if background:  # functions follow in the background, the files just parsed first
                     self.schedule_function_vectors(parsed)
-        if summary.parsed or summary.removed or summary.embedded or summary.embed_reused:
-            self.store.flush(idle=True)
+        self.store.flush(idle=True)  # also when nothing changed: hands back what the load read
         if not summary.cancelled:
             self.save_snapshot()
         summary.timings["total"] = time.perf_counter() - started

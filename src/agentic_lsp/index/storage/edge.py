@@ -261,12 +261,15 @@ class EdgeStore(SealingWrites):
     def flush(self, idle: bool = False) -> None:
         """``idle``: shards with :data:`IDLE_SEAL_FROM` points written since their last seal
         are sealed too (an index that ends a sync below ``SEAL_AFTER`` would otherwise keep
-        its appendable segment in RAM while the server idles)."""
+        its appendable segment in RAM while the server idles), and the pages of the shards'
+        files are paged out in the background (:mod:`.resident_pages`)."""
         if idle:
             self.seal(IDLE_SEAL_FROM)
         with self._settled():
             for name in COLLECTIONS:
                 self._shard(name).flush()
+        if idle:  # what a load or this pass read stays mapped, resident, unread: hand it back
+            self._page_out.request()
 
     def close(self) -> None:
         """Wait for a seal in flight, flush and release the shards (and their WAL locks).

@@ -36,6 +36,7 @@ from agentic_lsp.errors import IndexUnavailable, StoreCorrupt
 from agentic_lsp.heap import trim_heap
 from agentic_lsp.index.storage.edge_sealing import InFlightSeal, edge_config, seal_shard
 from agentic_lsp.index.storage.read_gate import ReadGate
+from agentic_lsp.index.storage.resident_pages import BackgroundPageOut
 from agentic_lsp.index.storage.vector_store import COLLECTIONS, check_collection
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class SealingWrites:
         self._in_flight: InFlightSeal | None = None
         self._broken: StoreCorrupt | None = None  # why the store closed itself, if it did
         self._closed = False
+        self._page_out = BackgroundPageOut(root)  # pages a load or a pass read, handed back
 
     def _shard(self, collection: str) -> qe.EdgeShard:
         check_collection(collection)
