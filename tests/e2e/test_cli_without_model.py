@@ -161,18 +161,22 @@ def test_the_disk_root_and_the_home_folder_are_refused(
         assert f"agentic-lsp {command}" in err
 
 
-def test_acp_agent_modules_import_no_model_or_llm_stack() -> None:
-    """``agentic-lsp acp`` answers ``initialize`` from these modules: the LLM stack (langchain,
-    ~0.8 s and ~60 MiB) is imported only when a prompt checks the model."""
-    probe = (
-        "import sys\n"
-        "import agentic_lsp.acp.launch, agentic_lsp.acp.agent, agentic_lsp.acp.runs\n"
-        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
-    )
+def _packages_imported_by(statements: str) -> set[str]:
+    """Top-level packages a fresh interpreter holds after running ``statements``."""
+    report = "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    probe = f"import sys\n{statements}\n{report}\n"
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
-    loaded = set(done.stdout.split())
+    return set(done.stdout.split())
+
+
+def test_acp_agent_modules_import_no_model_or_llm_stack() -> None:
+    """``agentic-lsp acp`` answers ``initialize`` from these modules: the LLM stack (langchain,
+    ~0.8 s and ~60 MiB) is imported only when a prompt checks the model."""
+    loaded = _packages_imported_by(
+        "import agentic_lsp.acp.launch, agentic_lsp.acp.agent, agentic_lsp.acp.runs"
+    )
     assert "agentic_lsp" in loaded
     assert not loaded & (MODEL | LLM_STACK), sorted(loaded & (MODEL | LLM_STACK))
 
@@ -181,17 +185,12 @@ def test_serve_and_mcp_host_modules_import_no_model_or_llm_stack() -> None:
     """``agentic-lsp serve`` imports these before its first request (the MCP SDK is preloaded
     on purpose, see ``McpHost.preload``); the LLM stack stays out until a workflow runs: the
     MCP workflow tools once pulled langchain (~0.8 s, ~25 MiB) in through token metering."""
-    probe = (
-        "import sys\n"
+    loaded = _packages_imported_by(
         "from agentic_lsp.lsp.server import create_server\n"
         "from agentic_lsp.mcp.host import McpHost\n"
         "import agentic_lsp.mcp.owner_client, agentic_lsp.mcp.launch\n"
-        "McpHost(None).preload()\n"
-        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+        "McpHost(None).preload()"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
-    )
-    loaded = set(done.stdout.split())
     assert {"agentic_lsp", "mcp", "pygls"} <= loaded
-    assert not loaded & (MODEL | LLM_STACK | {"langsmith"}), sorted(loaded & (MODEL | LLM_STACK))
+    stack = MODEL | LLM_STACK | {"langsmith"}
+    assert not loaded & stack, sorted(loaded & stack)
