@@ -34,6 +34,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.index_bench import cpu_model, django_tree
+from benchmarks.index_bench_run import process_tree
 from benchmarks.restart_bench import REPO, baseline_sources
 
 SETTINGS = {"AGENTIC_LSP_INDEX__BACKGROUND_FUNCTION_EMBEDDINGS": "false", "HF_HUB_OFFLINE": "1"}
@@ -59,7 +60,7 @@ def prepare(root: Path, cache: Path) -> None:
 def sample(pid: int) -> tuple[int, int, int]:
     """Resident KiB of ``pid`` and its descendants: total, anonymous, file-backed."""
     total = anon = file = 0
-    for member in _tree(pid):
+    for member in process_tree(pid):
         try:
             with open(f"/proc/{member}/status", encoding="ascii") as status:
                 for line in status:
@@ -72,24 +73,6 @@ def sample(pid: int) -> tuple[int, int, int]:
         except OSError:
             continue
     return total, anon, file
-
-
-def _tree(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo.extend(children.get(current, []))
-    return found
 
 
 def _send(stream: IO[bytes], message: dict[str, Any]) -> None:

@@ -20,8 +20,19 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (Linux /proc)."""
+    return list(_descendants(pid))
+
+
 def tree_rss_mb(pid: int) -> float:
     """Resident memory of ``pid`` and all its descendants (Linux /proc), in MB."""
+    rss = _descendants(pid)
+    return sum(rss.values()) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def _descendants(pid: int) -> dict[int, int]:
+    """``pid`` and its descendants, each with its resident pages (``/proc/PID/stat``)."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
@@ -34,12 +45,13 @@ def tree_rss_mb(pid: int) -> float:
             continue
         children.setdefault(int(fields[1]), []).append(int(entry))
         rss[int(entry)] = int(fields[21])
-    total, todo = 0, [pid]
+    found: dict[int, int] = {}
+    todo = [pid]
     while todo:
         p = todo.pop()
-        total += rss.get(p, 0)
+        found[p] = rss.get(p, 0)
         todo.extend(children.get(p, []))
-    return total * os.sysconf("SC_PAGE_SIZE") / 1e6
+    return found
 
 
 class PeakRss:
