@@ -11,7 +11,12 @@ sides restart in turn, ``--rounds`` times each, every restart in a fresh child p
 
 - **open**: ``Engine.open()``: the store's shards, then the saved state (records, symbols);
 - **walk**: the sync's discovery of every file (names, ignore rules, ``stat``);
-- **restart**: open + the whole sync (nothing is re-parsed or re-embedded; checked).
+- **restart**: open + the whole sync (nothing is re-parsed or re-embedded; checked);
+- **lookups** right after: the first ``find`` (it waits for whatever of the name index the
+  background warm has not built yet), then ``find`` of common names, ``fuzzy`` (workspace
+  symbols) and ``symbols_in`` of 200 files, each timed;
+- **anonymous memory** of the process after those lookups (after ``gc`` and ``malloc_trim``):
+  what an idle server holds for its index state.
 
 Prints the median of each side and the ratio, with the machine and its load average.
 """
@@ -19,6 +24,8 @@ Prints the median of each side and the ratio, with the machine and its load aver
 from __future__ import annotations
 
 import argparse
+import ctypes
+import gc
 import json
 import os
 import shutil
@@ -37,6 +44,8 @@ if __package__ in (None, ""):
 from benchmarks.index_bench import cpu_model
 
 REPO = Path(__file__).resolve().parent.parent
+FIND = ("__init__", "get", "run", "main", "forward", "parse", "setUp", "close", "to_dict")
+FUZZY = ("init", "getitem", "Parser", "hndl", "test_", "Config", "rdcsv")
 
 
 def child(root: Path, cache: Path, cold: bool) -> dict[str, object]:
@@ -51,8 +60,10 @@ def child(root: Path, cache: Path, cold: bool) -> dict[str, object]:
     open_s = time.perf_counter() - started
     summary = engine.sync_blocking(embed=False, background=False)
     total_s = time.perf_counter() - started
+    timed = lookups(engine.indexer.symbols)
     engine.indexer.close()
     return {
+        **timed,
         "open_s": open_s,
         "walk_s": summary.timings.get("discover", 0.0),
         "restart_s": total_s,
@@ -61,6 +72,35 @@ def child(root: Path, cache: Path, cold: bool) -> dict[str, object]:
         "parsed": summary.parsed,
         "embedded": summary.embedded,
         "cold": cold,
+    }
+
+
+def lookups(table: object) -> dict[str, float]:
+    """Symbol lookups right after a restart (ms), then the process's anonymous memory (MB)."""
+
+    def ms(call: object, *args: object) -> float:
+        began = time.perf_counter()
+        call(*args)  # type: ignore[operator]
+        return (time.perf_counter() - began) * 1000
+
+    first = ms(table.find, "setUp")  # type: ignore[attr-defined]
+    find = [ms(table.find, name) for name in FIND]  # type: ignore[attr-defined]
+    fuzzy = [ms(table.fuzzy, query, 50) for query in FUZZY]  # type: ignore[attr-defined]
+    paths = table.paths()  # type: ignore[attr-defined]
+    in_file = [ms(table.symbols_in, p) for p in paths[:: max(1, len(paths) // 200)]]  # type: ignore[attr-defined]
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    status = Path("/proc/self/status").read_text().splitlines()
+    anon = next(int(line.split()[1]) for line in status if line.startswith("RssAnon:"))
+    return {
+        "first_find_ms": first,
+        "find_p50_ms": statistics.median(find),
+        "find_max_ms": max(find),
+        "fuzzy_p50_ms": statistics.median(fuzzy),
+        "fuzzy_max_ms": max(fuzzy),
+        "symbols_in_p50_ms": statistics.median(in_file),
+        "symbols_in_max_ms": max(in_file),
+        "anon_mb": anon / 1024,
     }
 
 
@@ -146,6 +186,21 @@ def measure(
     report(runs, load_start, load_end)
 
 
+ROWS = (
+    ("open_s", "open (store + saved state)", "s"),
+    ("walk_s", "walk (discovery)", "s"),
+    ("restart_s", "restart, nothing changed (open + sync)", "s"),
+    ("first_find_ms", "first `find` after the sync (waits for the name index)", "ms"),
+    ("find_p50_ms", f"`find`, p50 of {len(FIND)} names", "ms"),
+    ("find_max_ms", "`find`, slowest (`__init__`, ...)", "ms"),
+    ("fuzzy_p50_ms", f"`fuzzy` (workspace symbols), p50 of {len(FUZZY)} queries", "ms"),
+    ("fuzzy_max_ms", "`fuzzy`, slowest", "ms"),
+    ("symbols_in_p50_ms", "`symbols_in` (a file's symbols), p50 of 200 files", "ms"),
+    ("symbols_in_max_ms", "`symbols_in`, slowest", "ms"),
+    ("anon_mb", "anonymous memory after the lookups", "MB"),
+)
+
+
 def report(runs: dict[str, list[dict[str, object]]], load_start: tuple, load_end: tuple) -> None:
     labels = list(runs)
     some = runs[labels[-1]][0]
@@ -156,12 +211,15 @@ def report(runs: dict[str, list[dict[str, object]]], load_start: tuple, load_end
           f"load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end\n")  # fmt: skip
     print("| measure | " + " | ".join(labels) + (" | ratio |" if len(labels) == 2 else " |"))
     print("|---" * (len(labels) + 1 + (len(labels) == 2)) + "|")
-    for key, name in (("open_s", "open (store + saved state)"), ("walk_s", "walk (discovery)"),
-                      ("restart_s", "restart, nothing changed (open + sync)")):  # fmt: skip
-        medians = [statistics.median(float(r[key]) for r in runs[label]) for label in labels]  # type: ignore[arg-type]
+    for key, name, unit in ROWS:
+        if any(key not in r for label in labels for r in runs[label]):
+            continue  # a baseline from before this row existed
+        values = [[float(r[key]) for r in runs[label]] for label in labels]  # type: ignore[arg-type]
+        medians = [statistics.median(side) for side in values]
+        digits = 2 if unit == "s" else 1
         cells = [
-            f"{m:.2f} s ({', '.join(f'{float(r[key]):.1f}' for r in runs[label])})"  # type: ignore[arg-type]
-            for m, label in zip(medians, labels, strict=True)
+            f"{m:.{digits}f} {unit} ({', '.join(f'{v:.{digits - 1}f}' for v in side)})"
+            for m, side in zip(medians, values, strict=True)
         ]
         ratio = f" | {medians[0] / medians[1]:.1f}x" if len(labels) == 2 and medians[1] else ""
         print(f"| {name} | " + " | ".join(cells) + ratio + " |")

@@ -50,3 +50,30 @@ def test_the_snapshot_keeps_packed_symbols_packed_and_round_trips_them(tmp_path:
 def test_a_damaged_pack_raises_value_error(text: str) -> None:
     with pytest.raises(ValueError):
         PackedSymbols(2, text.encode()).unpack()
+
+
+def test_keys_and_named_rows_read_only_what_they_name() -> None:
+    given = symbols() + [
+        Symbol("get", "A.get", "method", 1, 2, 1, 4, '["get", tricked]', "", "A"),
+        Symbol("Get", "B.Get", "method", 3, 4, 3, 4, "", "", "B"),
+        Symbol("get", "get", "function", 5, 6, 5, 4, "", '"["get",', None),
+    ]
+    packed = pack(given)
+    assert packed.keys() == [(s.name, s.qualname) for s in given]
+    assert packed.named("get") == [given[-3], given[-1]]  # never text that only looks like one
+    assert packed.named("absent") == []
+    # any case: ASCII folded exactly (escapes in other fields change nothing); None (read it
+    # all) for a name outside ASCII, or beside a name JSON escapes, whose case it cannot fold
+    assert packed.named("GET", ignore_case=True) == given[-3:]
+    assert pack(given[-3:]).named("größe", ignore_case=True) is None
+    kelvin = Symbol("\u212a", "\u212a", "function", 1, 1, 1, 0, "", "", None)  # lower(): "k"
+    assert pack([kelvin, given[-1]]).named("get", ignore_case=True) is None
+    for symbol in symbols():  # odd text in names themselves
+        odd = Symbol(symbol.signature, "Q." + symbol.signature, "method", 1, 1, 1, 0, "", "", "Q")
+        assert pack([symbol, odd]).named(symbol.signature) == [odd]
+
+
+@pytest.mark.parametrize("text", ["[[1,2]]", '[[1,"a","f",1,2,1,4,"s","",null]]', "[1]"])
+def test_keys_of_a_damaged_pack_raise_value_error(text: str) -> None:
+    with pytest.raises(ValueError):
+        PackedSymbols(1, text.encode()).keys()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import random
 import threading
 
+from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.parsing.parser import parse_file
 from agentic_lsp.index.retrieval.symbols import SymbolTable
 
@@ -63,6 +65,19 @@ def test_name_index_follows_replaced_and_removed_files() -> None:
     table.remove_file("new.py")
     assert all(ref.path != "new.py" for _, ref in table.fuzzy("hndl_new", 50))
     _same(table)
+
+
+def test_the_table_holds_no_symbols_but_its_recent_files_after_lookups() -> None:
+    """Names index paths, files stay packed: 10^6 symbols held as objects cost ~650 MB."""
+    table, paths = _table(SymbolTable.RECENT * 3)
+    for query in QUERIES:
+        assert table.fuzzy(query, 1000) == table.fuzzy_scan(query, 1000)
+    assert len(table.find("handle")) == len(paths)  # one method per module
+    for path in paths:
+        assert table.symbols_in(path)
+    gc.collect()
+    live = sum(isinstance(o, Symbol) for o in gc.get_objects())
+    assert 0 < live <= SymbolTable.RECENT * 5  # five symbols a module, RECENT modules kept
 
 
 def test_queries_with_regex_characters_are_literal() -> None:

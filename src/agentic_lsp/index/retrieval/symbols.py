@@ -1,7 +1,10 @@
 """In-memory symbol table: exact, fuzzy and ranked definition lookup without touching the store.
 
 Rebuilt at start from the store's function points (no re-parse), then kept current by the indexer.
-Readers get copies, so a lookup never sees a half-replaced file.
+Readers get copies, so a lookup never sees a half-replaced file. Every file's symbols stay packed
+(:class:`~agentic_lsp.index.packed_symbols.PackedSymbols`) and the name indexes hold names and
+paths, never symbols: a lookup decodes the rows it returns, and a few recently read files stay
+unpacked.
 
 Fuzzy lookup ("go to symbol in workspace") runs on a name index kept up to date with every file
 replaced: symbols grouped by their distinct ``(name, qualname)``, and those keys joined into
@@ -14,21 +17,59 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
-from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from agentic_lsp.foreground import yield_to_editor
+from agentic_lsp.heap import collector_paused, settle_heap
 from agentic_lsp.index.models import Symbol
-from agentic_lsp.index.packed_symbols import PackedSymbols, SymbolsOfFile
+from agentic_lsp.index.packed_symbols import PackedSymbols, SymbolsOfFile, pack
 from agentic_lsp.index.results import SymbolRef
 from agentic_lsp.index.retrieval.fuzzy import fuzzy_score, fuzzy_scores
 
 log = logging.getLogger(__name__)
 
 NameKey = tuple[str, str]  # (name, qualname)
+Paths = str | set[str]  # one path (most names are in one file), or several
+K = TypeVar("K", bound=Hashable)
+
+
+def _add_path(held: dict[K, Paths], key: K, path: str) -> None:
+    found = held.get(key)
+    if found is None:
+        held[key] = path
+    elif isinstance(found, str):
+        if found != path:
+            held[key] = {found, path}
+    else:
+        found.add(path)
+
+
+def _discard_path(held: dict[K, Paths], key: K, path: str) -> bool:
+    """Drop ``path`` from ``key``'s paths; whether ``key`` has none left (and is gone)."""
+    found = held.get(key)
+    if found is None:
+        return False
+    if isinstance(found, str):
+        if found != path:
+            return False
+        del held[key]
+        return True
+    found.discard(path)
+    if len(found) == 1:
+        held[key] = next(iter(found))
+    return False
+
+
+def _paths(found: Paths | None) -> tuple[str, ...]:
+    if found is None:
+        return ()
+    return (found,) if isinstance(found, str) else tuple(found)
 
 
 def _rank(item: tuple[float, SymbolRef]) -> tuple[float, str, int, int, str]:
@@ -38,7 +79,7 @@ def _rank(item: tuple[float, SymbolRef]) -> tuple[float, str, int, int, str]:
 
 
 class NameIndex:
-    """Symbols by distinct ``(name, qualname)``, with the keys as one searchable text.
+    """The paths defining each distinct ``(name, qualname)``, the keys as one searchable text.
 
     The text only grows between rebuilds: a new key appends its numbered line (at the next
     search), a key that goes leaves a dead line behind (skipped: its number no longer names
@@ -48,41 +89,39 @@ class NameIndex:
     Not thread-safe by itself: :class:`SymbolTable` calls it under its lock."""
 
     def __init__(self) -> None:
-        self._refs: dict[NameKey, dict[str, list[Symbol]]] = {}
+        self._refs: dict[NameKey, Paths] = {}
         self._keys: list[NameKey] = []  # by line number, dead lines included
         self._line_of: dict[NameKey, int] = {}  # live keys only
         self._text = ""
-        self._new: list[str] = []  # lines not appended to the text yet
+        self._written = 0  # keys[:written] have their line in the text
         self._dead = 0
 
-    def add(self, path: str, symbols: list[Symbol]) -> None:
-        for symbol in symbols:
-            if "\n" in symbol.qualname or "\t" in symbol.qualname:
-                continue  # cannot be a line of the text; never produced by the parsers
-            key = (symbol.name, symbol.qualname)
-            by_path = self._refs.get(key)
-            if by_path is None:
-                by_path = self._refs[key] = {}
-                self._line_of[key] = len(self._keys)
-                self._new.append(f"{len(self._keys)}\t{symbol.qualname}\n")
-                self._keys.append(key)
-            by_path.setdefault(path, []).append(symbol)
+    def add(self, path: str, keys: Iterable[NameKey]) -> None:
+        refs, line_of, lines = self._refs, self._line_of, self._keys
+        for key in keys:
+            found = refs.get(key)
+            if found is None:  # (inlined _add_path: 10^6 calls in a restart's warm)
+                qualname = key[1]
+                if "\n" in qualname or "\t" in qualname:
+                    continue  # cannot be a line of the text; never produced by the parsers
+                line_of[key] = len(lines)
+                lines.append(key)
+                refs[key] = path
+            elif isinstance(found, str):
+                if found != path:
+                    refs[key] = {found, path}
+            else:
+                found.add(path)
 
-    def remove(self, path: str, symbols: list[Symbol]) -> None:
-        for symbol in symbols:
-            key = (symbol.name, symbol.qualname)
-            by_path = self._refs.get(key)
-            if by_path is None or by_path.pop(path, None) is None:
-                continue
-            if not by_path:
-                del self._refs[key]
+    def remove(self, path: str, keys: Iterable[NameKey]) -> None:
+        for key in keys:
+            if _discard_path(self._refs, key, path):
                 del self._line_of[key]
                 self._dead += 1
 
-    def matching(self, lowered: str) -> list[tuple[NameKey, dict[str, list[Symbol]]]]:
+    def matching(self, lowered: str) -> list[tuple[NameKey, tuple[str, ...]]]:
         """Keys whose ``qualname`` holds ``lowered`` as a case-insensitive subsequence, each
-        with its symbols by path (a copy of the mapping; the lists in it are never changed
-        later: a replaced file gets new ones)."""
+        with the paths that define it."""
         self._refresh()
         # each line is "<line number>\t<qualname>"; each character's gap excludes it, so the
         # match never backtracks (linear in the text)
@@ -93,7 +132,7 @@ class NameIndex:
         for line in map(int, pattern.findall(self._text)):
             key = keys[line]
             if line_of.get(key) == line:  # a dead line, or one the key left for a newer one
-                found.append((key, dict(refs[key])))
+                found.append((key, _paths(refs[key])))
         return found
 
     def _refresh(self) -> None:
@@ -101,46 +140,61 @@ class NameIndex:
             self._keys = list(self._refs)
             self._line_of = {key: line for line, key in enumerate(self._keys)}
             self._text = "".join(f"{i}\t{q}\n" for i, (_, q) in enumerate(self._keys))
-            self._new, self._dead = [], 0
-        elif self._new:
-            self._text += "".join(self._new)
-            self._new = []
+            self._written, self._dead = len(self._keys), 0
+        elif self._written < len(self._keys):
+            new = self._keys[self._written :]
+            self._text += "".join(f"{i}\t{q}\n" for i, (_, q) in enumerate(new, self._written))
+            self._written = len(self._keys)
 
 
 class SymbolTable:
-    """Symbols by file, with two name indexes (exact names, the fuzzy :class:`NameIndex`).
+    """Symbols by file, kept packed, with two name indexes (exact names, the fuzzy
+    :class:`NameIndex`) that hold names and paths only.
 
-    A restart's :meth:`load` fills only the by-file map, with each file's symbols still packed
-    as the snapshot saved them; the name indexes take most of the time (4 s of 5.7 s at 567,000
-    symbols), so loaded files are unpacked and indexed later, by :meth:`warm` in the background
-    or at the first lookup that needs them, whichever comes first (a file read by path is
-    unpacked alone). A packed file that does not unpack (a damaged cache) is read back from the
-    store by the ``fallback`` the loader gives, and logged."""
+    A restart's :meth:`load` fills only the by-file map with the packs the snapshot saved; the
+    name indexes take most of the time (4 s of 5.7 s at 567,000 symbols), so loaded files are
+    indexed later, by :meth:`warm` in the background or at the first lookup that needs them,
+    whichever comes first (reading a file by path needs no index). Indexing reads a file's
+    names only, and nothing is kept unpacked but the :attr:`RECENT` files last read: at 50,000
+    files an idle server held 1.09 GB with every symbol unpacked and indexed. A pack that does
+    not read (a damaged cache) is replaced by the ``fallback`` the loader gives (the store),
+    and logged."""
 
     WARM_BATCH = 500  # files indexed per hold of the lock: an editor request waits ~10 ms
+    RECENT = 256  # files kept unpacked after a read (document symbols, hover: the same file)
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_path: dict[str, SymbolsOfFile] = {}
+        self._by_path: dict[str, PackedSymbols] = {}
+        self._recent: OrderedDict[str, list[Symbol]] = OrderedDict()
         self._fallback: Callable[[str], list[Symbol]] | None = None
         self._imports: dict[str, list[str]] = {}
-        self._paths_by_name: dict[str, set[str]] = defaultdict(set)
+        self._paths_by_name: dict[str, Paths] = {}  # lowercased name -> paths
         self._names = NameIndex()
         self._unindexed: set[str] = set()  # loaded, not yet in the name indexes
         self._to_index: list[str] = []  # the same, in load order (may hold paths since gone)
         self._warming = False  # a warm_in_background thread runs
 
     def replace_file(self, path: str, symbols: list[Symbol], imports: list[str]) -> None:
+        packed = pack(symbols)  # outside the lock: ~0.1 ms for 100 symbols
         with self._lock:
             self._drop(path)
-            self._by_path[path] = list(symbols)
+            self._by_path[path] = packed
             self._imports[path] = list(imports)
-            self._index(path, symbols)
+            self._index(path, [(s.name, s.qualname) for s in symbols])
+            self._keep(path, list(symbols))  # an edited file is read next (document symbols)
 
-    def _index(self, path: str, symbols: list[Symbol]) -> None:
-        for symbol in symbols:
-            self._paths_by_name[symbol.name.lower()].add(path)
-        self._names.add(path, symbols)
+    def _index(self, path: str, keys: list[NameKey]) -> None:
+        # names repeat (``__init__``, ``get``) and are often their own qualname: one string
+        # each (~50 MB less at 550,000 names)
+        intern, by_name = sys.intern, self._paths_by_name
+        distinct = set()
+        for name, qualname in keys:
+            name = intern(name)
+            distinct.add((name, name if qualname == name else qualname))
+        for name in {name.lower() for name, _ in distinct}:
+            _add_path(by_name, intern(name), path)
+        self._names.add(path, distinct)
 
     def load(
         self,
@@ -150,15 +204,15 @@ class SymbolTable:
         fallback: Callable[[str], list[Symbol]] | None = None,
     ) -> None:
         """:meth:`replace_file` for each of ``paths``, at once (a restart's saved state): an
-        empty table skips dropping what is not there, keeps packed symbols packed, and leaves
-        the name indexes to :meth:`warm` or the first lookup. ``fallback``: a file's symbols
-        from the store, for one whose packed symbols do not unpack."""
+        empty table skips dropping what is not there and leaves the name indexes to
+        :meth:`warm` or the first lookup. ``fallback``: a file's symbols from the store, for
+        one whose packed symbols do not unpack."""
         with self._lock:
             self._fallback = fallback
             if not self._by_path:
                 for path in paths:
                     given = symbols.get(path, [])
-                    self._by_path[path] = given if isinstance(given, PackedSymbols) else list(given)
+                    self._by_path[path] = given if isinstance(given, PackedSymbols) else pack(given)
                     self._imports[path] = list(imports.get(path, ()))
                 self._to_index = list(self._by_path)
                 self._unindexed = set(self._to_index)
@@ -181,22 +235,30 @@ class SymbolTable:
         threading.Thread(target=self.warm, name="agentic-symbols", daemon=True).start()
 
     def warm(self) -> None:
-        """Index every loaded file by name, a batch per hold of the lock (a worker thread)."""
+        """Index every loaded file by name, a batch per hold of the lock (a worker thread),
+        then keep the collector off what it made (:func:`~agentic_lsp.heap.settle_heap`)."""
         while True:
             yield_to_editor()  # outside the lock: an editor request may need it
             with self._lock:
                 if not self._index_pending(self.WARM_BATCH):
                     self._warming = False
-                    return
+                    break
+        settle_heap(collect=False)  # 10^6 names and paths, none garbage
 
     def _index_pending(self, limit: int | None = None) -> bool:
-        """Index up to ``limit`` (all: ``None``) loaded files; whether any is left. Lock held."""
+        """Index up to ``limit`` (all: ``None``) loaded files; whether any is left. Lock held.
+        The collector is paused meanwhile: it rescanned the new names and paths again and
+        again (2 of the 6.6 s of 50,000 files' warm)."""
+        with collector_paused():
+            return self._index_some(limit)
+
+    def _index_some(self, limit: int | None) -> bool:
         todo = self._to_index
         while todo and (limit is None or limit > 0):
             path = todo.pop()
             if path in self._unindexed:
                 self._unindexed.discard(path)
-                self._index(path, self._symbols(path))
+                self._index(path, self._keys_of(path))
                 if limit is not None:
                     limit -= 1
         return bool(todo)
@@ -206,35 +268,78 @@ class SymbolTable:
             self._drop(path)
 
     def _drop(self, path: str) -> None:
-        old = self._by_path.pop(path, [])
+        old = self._by_path.pop(path, None)
         self._imports.pop(path, None)
-        if path in self._unindexed or isinstance(old, PackedSymbols):  # never indexed
+        self._recent.pop(path, None)
+        if old is None or path in self._unindexed:  # never indexed
             self._unindexed.discard(path)
             return
-        self._names.remove(path, old)
-        for symbol in old:
-            paths = self._paths_by_name.get(symbol.name.lower())
-            if paths is not None:
-                paths.discard(path)
-                if not paths:
-                    del self._paths_by_name[symbol.name.lower()]
+        keys = set(old.keys())  # it read when it was indexed (or was packed here)
+        self._names.remove(path, keys)
+        for name in {name.lower() for name, _ in keys}:
+            _discard_path(self._paths_by_name, name, path)
+
+    def _keys_of(self, path: str) -> list[NameKey]:
+        """A loaded file's ``(name, qualname)`` pairs, read from the store if its pack is
+        damaged (and packed again from there). Lock held."""
+        packed = self._by_path.get(path)
+        if packed is None:
+            return []
+        try:
+            return packed.keys()
+        except (ValueError, TypeError):
+            return [(s.name, s.qualname) for s in self._unpacked(path, packed)]
 
     def _symbols(self, path: str) -> list[Symbol]:
-        """A file's symbols, unpacked (and kept so) if still packed. Lock held."""
-        found = self._by_path.get(path)
-        if isinstance(found, PackedSymbols):
-            return self._unpacked(path, found)
-        return found if found is not None else []
+        """A file's symbols, kept unpacked among the recent files. Lock held."""
+        found = self._recent.get(path)
+        if found is not None:
+            self._recent.move_to_end(path)
+            return found
+        packed = self._by_path.get(path)
+        if packed is None:
+            return []
+        symbols = self._unpacked(path, packed)
+        self._keep(path, symbols)
+        return symbols
+
+    def _keep(self, path: str, symbols: list[Symbol]) -> None:
+        self._recent[path] = symbols
+        self._recent.move_to_end(path)
+        if len(self._recent) > self.RECENT:
+            self._recent.popitem(last=False)
 
     def _unpacked(self, path: str, packed: PackedSymbols) -> list[Symbol]:
+        """``packed`` unpacked; if it does not unpack, the store's symbols (packed in its place).
+        Lock held."""
         try:
-            symbols = packed.unpack()
+            return packed.unpack()
         except (ValueError, TypeError) as exc:
             log.warning("saved symbols of %s do not unpack (%s): reading the store", path, exc)
             symbols = self._fallback(path) if self._fallback is not None else []
         if path in self._by_path:
-            self._by_path[path] = symbols
+            self._by_path[path] = pack(symbols)
         return symbols
+
+    def _named(self, path: str, name: str, ignore_case: bool = False) -> list[Symbol]:
+        """``path``'s symbols called ``name`` (any case: ``ignore_case``), decoding only their
+        rows where the file is not among the recent ones. Lock not held."""
+        with self._lock:
+            held: list[Symbol] | PackedSymbols | None = self._recent.get(path)
+            if held is None:
+                held = self._by_path.get(path)
+        found: list[Symbol] | None = None
+        if isinstance(held, PackedSymbols):
+            try:
+                found = held.named(name, ignore_case=ignore_case)
+            except (ValueError, TypeError):
+                found = None  # damaged: symbols_in reads the store
+        elif held is not None:
+            found = held
+        if found is None:
+            found = self.symbols_in(path)
+        lowered = name.lower()
+        return [s for s in found if (s.name.lower() == lowered if ignore_case else s.name == name)]
 
     def symbols_in(self, path: str) -> list[Symbol]:
         with self._lock:
@@ -245,12 +350,10 @@ class SymbolTable:
             return list(self._imports.get(path, []))
 
     def export(self) -> tuple[dict[str, SymbolsOfFile], dict[str, list[str]]]:
-        """Every file's symbols (still packed if never read) and imports (copies of the
-        lists), for the state snapshot."""
+        """Every file's symbols (packed) and imports (copies of the lists), for the state
+        snapshot."""
         with self._lock:
-            symbols: dict[str, SymbolsOfFile] = {
-                p: v if isinstance(v, PackedSymbols) else list(v) for p, v in self._by_path.items()
-            }
+            symbols: dict[str, SymbolsOfFile] = dict(self._by_path)
             imports = {p: list(v) for p, v in self._imports.items()}
         return symbols, imports
 
@@ -267,13 +370,13 @@ class SymbolTable:
         short = name.rsplit(".", 1)[-1]
         with self._lock:
             self._index_pending()
-            paths = sorted(self._paths_by_name.get(short.lower(), ()))
-            refs = [
-                SymbolRef(p, s)
-                for p in paths
-                for s in self._symbols(p)
-                if s.name.lower() == short.lower() and (s.qualname == name or "." not in name)
-            ]
+            paths = sorted(_paths(self._paths_by_name.get(short.lower())))
+        refs = [
+            SymbolRef(p, s)
+            for p in paths
+            for s in self._named(p, short, ignore_case=True)
+            if s.qualname == name or "." not in name
+        ]
         refs.sort(key=lambda r: (r.symbol.name != short, r.path, r.symbol.start_line))
         return refs
 
@@ -282,7 +385,8 @@ class SymbolTable:
 
         A compiled subsequence test drops what the query cannot match before scoring, and when
         at least ``limit`` names (or qualified names) start with the query only those are
-        scored: a prefix match scores above 0.85, the best any other match can reach.
+        scored: a prefix match scores above 0.85, the best any other match can reach (the
+        count is of paths, at most the count of symbols: more is scored, never less).
         """
         if not query:
             return []
@@ -290,16 +394,16 @@ class SymbolTable:
         with self._lock:
             self._index_pending()
             keys = self._names.matching(lowered)
-        prefixed: list[tuple[NameKey, dict[str, list[Symbol]]]] = []
-        others: list[tuple[NameKey, dict[str, list[Symbol]]]] = []
+        prefixed: list[tuple[NameKey, tuple[str, ...]]] = []
+        others: list[tuple[NameKey, tuple[str, ...]]] = []
         prefixed_refs = 0
-        for key, by_path in keys:
+        for key, paths in keys:
             name, qualname = key
             if name[:size].lower() == lowered or qualname[:size].lower() == lowered:
-                prefixed.append((key, by_path))
-                prefixed_refs += sum(map(len, by_path.values()))
+                prefixed.append((key, paths))
+                prefixed_refs += len(paths)
             else:
-                others.append((key, by_path))
+                others.append((key, paths))
         candidates = prefixed if prefixed_refs >= limit else prefixed + others
         # A score belongs to a name, not to each of its symbols: score the names, then expand
         # only the best score groups holding ``limit`` symbols (a whole group, for its ties).
@@ -315,8 +419,13 @@ class SymbolTable:
             if len(scored) >= limit and value != previous:
                 break
             previous = value
-            by_path = candidates[index][1]
-            scored.extend((value, SymbolRef(p, s)) for p, syms in by_path.items() for s in syms)
+            (name, qualname), paths = candidates[index]
+            scored.extend(
+                (value, SymbolRef(p, s))
+                for p in paths
+                for s in self._named(p, name)
+                if s.qualname == qualname
+            )
         scored.sort(key=_rank)
         return scored[:limit]
 
@@ -327,7 +436,7 @@ class SymbolTable:
         lowered, size = query.lower(), len(query)
         subsequence = re.compile(".*?".join(re.escape(ch) for ch in lowered), re.IGNORECASE)
         with self._lock:
-            items = [(p, s) for p in list(self._by_path) for s in self._symbols(p)]
+            items = [(p, s) for p, v in self._by_path.items() for s in self._unpacked(p, v)]
         prefixed: list[SymbolRef] = []
         others: list[SymbolRef] = []
         for path, symbol in items:
