@@ -7,10 +7,11 @@ paths, never symbols: a lookup decodes the rows it returns, and a few recently r
 unpacked.
 
 Fuzzy lookup ("go to symbol in workspace") runs on a name index kept up to date with every file
-replaced: symbols grouped by their distinct ``(name, qualname)``, and those keys joined into
-one text (a numbered line per key) rebuilt lazily when keys come or go. One compiled
-subsequence regex over that text finds the matching keys at C speed, and the names are scored
-together (:func:`~agentic_lsp.index.retrieval.fuzzy.fuzzy_scores`), each distinct name once.
+replaced: paths grouped by their symbols' distinct ``(name, qualname)``, and the lowercased
+qualnames joined into one text (a line per key) rebuilt lazily when keys come or go. One
+compiled subsequence regex over that text finds the matching keys at C speed, and the names
+are scored together (:func:`~agentic_lsp.index.retrieval.fuzzy.fuzzy_scores`), each distinct
+name once.
 """
 
 from __future__ import annotations
@@ -81,10 +82,14 @@ def _rank(item: tuple[float, SymbolRef]) -> tuple[float, str, int, int, str]:
 class NameIndex:
     """The paths defining each distinct ``(name, qualname)``, the keys as one searchable text.
 
-    The text only grows between rebuilds: a new key appends its numbered line (at the next
-    search), a key that goes leaves a dead line behind (skipped: its number no longer names
-    it), and the text is rebuilt once dead lines are a quarter of it. A cold index adding
-    keys between two searches costs those searches an append, not a rebuild.
+    The text only grows between rebuilds: a new key appends its line (at the next search), a
+    key that goes leaves a dead line behind (skipped: its number no longer names it), and the
+    text is rebuilt once dead lines are a quarter of it. A cold index adding keys between two
+    searches costs those searches an append, not a rebuild. A match's line is found from its
+    offset (:attr:`_starts`): the pattern then starts with the query's first character, which
+    the regex engine scans for, not at every line (5-9x faster over 550,000 lines than a
+    pattern anchored at each line, and again 2-4x with the text lowercased, not matched
+    ignoring case).
 
     Not thread-safe by itself: :class:`SymbolTable` calls it under its lock."""
 
@@ -92,7 +97,8 @@ class NameIndex:
         self._refs: dict[NameKey, Paths] = {}
         self._keys: list[NameKey] = []  # by line number, dead lines included
         self._line_of: dict[NameKey, int] = {}  # live keys only
-        self._text = ""
+        self._text = ""  # each key's qualname, lowercased, a line each
+        self._starts = np.zeros(0, dtype=np.int64)  # where each line of the text starts
         self._written = 0  # keys[:written] have their line in the text
         self._dead = 0
 
@@ -119,31 +125,38 @@ class NameIndex:
                 del self._line_of[key]
                 self._dead += 1
 
-    def matching(self, lowered: str) -> list[tuple[NameKey, tuple[str, ...]]]:
-        """Keys whose ``qualname`` holds ``lowered`` as a case-insensitive subsequence, each
-        with the paths that define it."""
+    def paths(self, key: NameKey) -> tuple[str, ...]:
+        """The paths defining ``key`` now (none if it went)."""
+        return _paths(self._refs.get(key))
+
+    def matching(self, lowered: str) -> list[NameKey]:
+        """Keys whose lowercased ``qualname`` holds ``lowered`` as a subsequence."""
+        if not lowered or "\n" in lowered:
+            return []  # no qualname holds a line break
         self._refresh()
-        # each line is "<line number>\t<qualname>"; each character's gap excludes it, so the
-        # match never backtracks (linear in the text)
-        body = "".join(f"[^{re.escape(ch)}\n]*{re.escape(ch)}" for ch in lowered)
-        pattern = re.compile(f"^(\\d+)\t{body}[^\n]*$", re.IGNORECASE | re.MULTILINE)
-        keys, refs, line_of = self._keys, self._refs, self._line_of
-        found = []
-        for line in map(int, pattern.findall(self._text)):
-            key = keys[line]
-            if line_of.get(key) == line:  # a dead line, or one the key left for a newer one
-                found.append((key, _paths(refs[key])))
-        return found
+        # the first character, then each next one after a gap that excludes it (no
+        # backtracking), then the rest of the line: one match per line at most
+        gaps = "".join(f"[^{re.escape(ch)}\n]*{re.escape(ch)}" for ch in lowered[1:])
+        pattern = re.compile(f"{re.escape(lowered[0])}{gaps}[^\n]*")
+        offsets = [match.start() for match in pattern.finditer(self._text)]
+        if not offsets:
+            return []
+        lines = np.unique(np.searchsorted(self._starts, offsets, side="right") - 1)
+        keys, line_of = self._keys, self._line_of
+        # a dead line, or one the key left for a newer one, is skipped
+        return [keys[line] for line in lines.tolist() if line_of.get(keys[line]) == line]
 
     def _refresh(self) -> None:
         if self._dead * 4 > len(self._keys):
             self._keys = list(self._refs)
             self._line_of = {key: line for line, key in enumerate(self._keys)}
-            self._text = "".join(f"{i}\t{q}\n" for i, (_, q) in enumerate(self._keys))
-            self._written, self._dead = len(self._keys), 0
-        elif self._written < len(self._keys):
-            new = self._keys[self._written :]
-            self._text += "".join(f"{i}\t{q}\n" for i, (_, q) in enumerate(new, self._written))
+            self._text, self._starts, self._written, self._dead = "", self._starts[:0], 0, 0
+        if self._written < len(self._keys):
+            lines = [q.lower() for _, q in self._keys[self._written :]]
+            sizes = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1
+            starts = len(self._text) + np.cumsum(sizes) - sizes
+            self._text += "\n".join(lines) + "\n"
+            self._starts = np.concatenate([self._starts, starts])
             self._written = len(self._keys)
 
 
@@ -386,7 +399,7 @@ class SymbolTable:
         A compiled subsequence test drops what the query cannot match before scoring, and when
         at least ``limit`` names (or qualified names) start with the query only those are
         scored: a prefix match scores above 0.85, the best any other match can reach (the
-        count is of paths, at most the count of symbols: more is scored, never less).
+        count is of distinct names, at most that of symbols: more is scored, never less).
         """
         if not query:
             return []
@@ -394,21 +407,19 @@ class SymbolTable:
         with self._lock:
             self._index_pending()
             keys = self._names.matching(lowered)
-        prefixed: list[tuple[NameKey, tuple[str, ...]]] = []
-        others: list[tuple[NameKey, tuple[str, ...]]] = []
-        prefixed_refs = 0
-        for key, paths in keys:
+        prefixed: list[NameKey] = []
+        others: list[NameKey] = []
+        for key in keys:
             name, qualname = key
             if name[:size].lower() == lowered or qualname[:size].lower() == lowered:
-                prefixed.append((key, paths))
-                prefixed_refs += len(paths)
+                prefixed.append(key)
             else:
-                others.append((key, paths))
-        candidates = prefixed if prefixed_refs >= limit else prefixed + others
+                others.append(key)
+        candidates = prefixed if len(prefixed) >= limit else prefixed + others
         # A score belongs to a name, not to each of its symbols: score the names, then expand
         # only the best score groups holding ``limit`` symbols (a whole group, for its ties).
-        names = fuzzy_scores(query, [name for (name, _), _ in candidates])
-        qualnames = fuzzy_scores(query, [qualname for (_, qualname), _ in candidates])
+        names = fuzzy_scores(query, [name for name, _ in candidates])
+        qualnames = fuzzy_scores(query, [qualname for _, qualname in candidates])
         score = np.maximum(names, 0.95 * qualnames)  # max(name, 0.95 * qualname), per name
         best = np.flatnonzero(score > 0)
         best = best[np.argsort(-score[best], kind="stable")]
@@ -419,7 +430,9 @@ class SymbolTable:
             if len(scored) >= limit and value != previous:
                 break
             previous = value
-            (name, qualname), paths = candidates[index]
+            name, qualname = key = candidates[index]
+            with self._lock:
+                paths = self._names.paths(key)
             scored.extend(
                 (value, SymbolRef(p, s))
                 for p in paths
@@ -434,13 +447,13 @@ class SymbolTable:
         if not query:
             return []
         lowered, size = query.lower(), len(query)
-        subsequence = re.compile(".*?".join(re.escape(ch) for ch in lowered), re.IGNORECASE)
+        subsequence = re.compile(".*?".join(re.escape(ch) for ch in lowered))
         with self._lock:
             items = [(p, s) for p, v in self._by_path.items() for s in self._unpacked(p, v)]
         prefixed: list[SymbolRef] = []
         others: list[SymbolRef] = []
         for path, symbol in items:
-            if not subsequence.search(symbol.qualname):
+            if not subsequence.search(symbol.qualname.lower()):
                 continue
             ref = SymbolRef(path, symbol)
             if symbol.name[:size].lower() == lowered or symbol.qualname[:size].lower() == lowered:
