@@ -13,7 +13,8 @@ sides restart in turn, ``--rounds`` times each, every restart in a fresh child p
 - **walk**: the sync's discovery of every file (names, ignore rules, ``stat``);
 - **restart**: open + the whole sync (nothing is re-parsed or re-embedded; checked);
 - **lookups** right after: the first ``find`` (it waits for whatever of the name index the
-  background warm has not built yet), then ``find`` of common names, ``fuzzy`` (workspace
+  background warm has not built yet), then ``find`` of common names, ``definitions`` of them
+  from a file (go to definition: the best 50, as the navigator asks), ``fuzzy`` (workspace
   symbols) and ``symbols_in`` of 200 files, each timed;
 - **anonymous memory** of the process after those lookups (after ``gc`` and ``malloc_trim``):
   what an idle server holds for its index state.
@@ -85,8 +86,17 @@ def lookups(table: object) -> dict[str, float]:
 
     first = ms(table.find, "setUp")  # type: ignore[attr-defined]
     find = [ms(table.find, name) for name in FIND]  # type: ignore[attr-defined]
-    fuzzy = [ms(table.fuzzy, query, 50) for query in FUZZY]  # type: ignore[attr-defined]
     paths = table.paths()  # type: ignore[attr-defined]
+    near = paths[len(paths) // 2]  # go to definition from a file: the navigator's call
+
+    def definitions(name: str) -> None:
+        try:
+            table.definitions(name, from_path=near, limit=50)  # type: ignore[attr-defined]
+        except TypeError:  # a checkout from before the limit: it ranks every definition
+            table.definitions(name, from_path=near)[:50]  # type: ignore[attr-defined]
+
+    definition = [ms(definitions, name) for name in FIND]
+    fuzzy = [ms(table.fuzzy, query, 50) for query in FUZZY]  # type: ignore[attr-defined]
     in_file = [ms(table.symbols_in, p) for p in paths[:: max(1, len(paths) // 200)]]  # type: ignore[attr-defined]
     gc.collect()
     ctypes.CDLL("libc.so.6").malloc_trim(0)
@@ -96,6 +106,8 @@ def lookups(table: object) -> dict[str, float]:
         "first_find_ms": first,
         "find_p50_ms": statistics.median(find),
         "find_max_ms": max(find),
+        "definitions_p50_ms": statistics.median(definition),
+        "definitions_max_ms": max(definition),
         "fuzzy_p50_ms": statistics.median(fuzzy),
         "fuzzy_max_ms": max(fuzzy),
         "symbols_in_p50_ms": statistics.median(in_file),
@@ -193,6 +205,8 @@ ROWS = (
     ("first_find_ms", "first `find` after the sync (waits for the name index)", "ms"),
     ("find_p50_ms", f"`find`, p50 of {len(FIND)} names", "ms"),
     ("find_max_ms", "`find`, slowest (`__init__`, ...)", "ms"),
+    ("definitions_p50_ms", "`definitions` from a file (go to definition, 50), p50", "ms"),
+    ("definitions_max_ms", "`definitions`, slowest", "ms"),
     ("fuzzy_p50_ms", f"`fuzzy` (workspace symbols), p50 of {len(FUZZY)} queries", "ms"),
     ("fuzzy_max_ms", "`fuzzy`, slowest", "ms"),
     ("symbols_in_p50_ms", "`symbols_in` (a file's symbols), p50 of 200 files", "ms"),

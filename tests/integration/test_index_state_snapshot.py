@@ -117,7 +117,7 @@ def test_a_restart_keeps_symbols_packed_through_reads_and_lookups(workspace) -> 
         assert [(r.path, r.symbol.qualname) for r in table.find("total")] == [
             ("src/shop/cart.py", "Cart.total")
         ]
-        assert [r.symbol.qualname for _, r in table.fuzzy("Cart.tot", 5)][0] == "Cart.total"
+        assert next(r.symbol.qualname for _, r in table.fuzzy("Cart.tot", 5)) == "Cart.total"
         after = table.export()[0]
         assert all(isinstance(v, PackedSymbols) for v in after.values())
         assert after["src/shop/cart.py"] is packed["src/shop/cart.py"]  # the snapshot's bytes

@@ -53,7 +53,8 @@ def test_a_damaged_pack_raises_value_error(text: str) -> None:
 
 
 def test_keys_and_named_rows_read_only_what_they_name() -> None:
-    given = symbols() + [
+    given = [
+        *symbols(),
         Symbol("get", "A.get", "method", 1, 2, 1, 4, '["get", tricked]', "", "A"),
         Symbol("Get", "B.Get", "method", 3, 4, 3, 4, "", "", "B"),
         Symbol("get", "get", "function", 5, 6, 5, 4, "", '"["get",', None),

@@ -195,3 +195,35 @@ def test_warming_in_background_runs_one_thread_that_indexes_every_loaded_file() 
     assert _answers(loaded) == _answers(built)
     loaded.warm_in_background()  # nothing left: no thread
     assert not [t for t in threading.enumerate() if t.name == "agentic-symbols"]
+
+
+def test_definitions_read_only_the_files_a_limit_returns_and_rank_as_a_full_sort() -> None:
+    table, _ = _table(60)
+    imports = ["pkg1.mod_1", "pkg3/mod_13"]
+    app = parse_file("app.py", "python", _module(random.Random(5), 0)).symbols
+    table.replace_file("app.py", app, imports)
+    imported = " ".join(imports).replace("/", ".")
+
+    def rank(ref) -> tuple[int, str, int]:  # the ranking, as a whole sort of every definition
+        module = ref.path.rsplit(".", 1)[0].replace("/", ".")
+        stem = module.rsplit(".", 1)[-1]
+        tier = (
+            0
+            if ref.path == "app.py"
+            else 1
+            if module in imported or f".{stem}" in f".{imported}"
+            else 2
+        )
+        return (tier, ref.path, ref.symbol.start_line)
+
+    for name in ("handle", "shared_name", "Handle", "absent"):
+        every = sorted(table.find(name), key=rank)
+        assert table.definitions(name, "app.py") == every
+        for limit in (1, 2, 5):
+            some = table.definitions(name, "app.py", limit=limit)
+            own = [r for r in every if r.path == "app.py"]
+            assert some[: len(own)] == own
+            assert some[len(own) : len(own) + limit] == every[len(own) : len(own) + limit]
+            assert len(some) <= len(own) + limit  # one definition a file here
+    first = table.definitions("handle", "app.py", limit=2)
+    assert [r.path for r in first[1:]] == ["pkg1/mod_1.py", "pkg3/mod_13.py"]  # imported first

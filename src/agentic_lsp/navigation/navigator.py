@@ -151,7 +151,7 @@ class Navigation:
 
         ``local``: the asking file's symbols from its current text (computed when not given).
         """
-        ranked = self._index.symbols.definitions(name, from_path=from_path)
+        ranked = self._index.symbols.definitions(name, from_path=from_path, limit=limit)
         if from_path is None:
             return ranked[:limit]
         if local is None:
