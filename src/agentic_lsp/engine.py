@@ -314,10 +314,7 @@ class Engine:
         """Indexed files by language and symbols by kind (blocking: walks the symbol table)."""
         indexer = self.indexer
         languages = Counter(r.language or "other" for r in list(indexer.records.values()))
-        kinds: Counter[str] = Counter()
-        for path in indexer.symbols.paths():
-            kinds.update(s.kind for s in indexer.symbols.symbols_in(path))
-        return languages, kinds
+        return languages, indexer.symbols.kind_counts()
 
     def buffer_snapshot(self) -> dict[str, str]:
         """Unsaved editor text by workspace-relative path, as the engine holds it now (a copy):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -113,6 +114,9 @@ def test_a_restart_keeps_symbols_packed_through_reads_and_lookups(workspace) -> 
         packed = table.export()[0]
         assert all(isinstance(v, PackedSymbols) for v in packed.values())
         assert table.count() == 5  # counted without unpacking
+        kinds = Counter(s.kind for p in table.paths() for s in table.symbols_in(p))
+        assert table.kind_counts() == kinds == engine.index_composition()[1]
+        assert kinds["method"] >= 2  # Cart.add, Cart.total
         assert [s.name for s in table.symbols_in("src/shop/tax.py")] == ["vat"]
         assert [(r.path, r.symbol.qualname) for r in table.find("total")] == [
             ("src/shop/cart.py", "Cart.total")

@@ -59,6 +59,10 @@ class PackedSymbols:
             raise ValueError(f"{self.count} symbols expected")
         return [(_text(name), _text(qualname)) for name, qualname in found]
 
+    def kinds(self) -> list[str]:
+        """Each symbol's kind, in order, without building the symbols."""
+        return [row[SYMBOL_FIELDS.index("kind")] for row in self._rows()]
+
     def named(self, name: str, *, ignore_case: bool = False) -> list[Symbol] | None:
         """The symbols called ``name``, in order, decoding only their rows (not the file's).
 

@@ -13,10 +13,9 @@ their names together (:func:`~agentic_lsp.index.retrieval.fuzzy.fuzzy_scores`), 
 from __future__ import annotations
 
 import logging
-import re
 import sys
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -26,7 +25,7 @@ from agentic_lsp.heap import collector_paused, settle_heap
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.packed_symbols import PackedSymbols, SymbolsOfFile, pack
 from agentic_lsp.index.results import SymbolRef
-from agentic_lsp.index.retrieval.fuzzy import fuzzy_score, fuzzy_scores
+from agentic_lsp.index.retrieval.fuzzy import fuzzy_scores
 from agentic_lsp.index.retrieval.name_index import (
     NameIndex,
     NameKey,
@@ -259,6 +258,18 @@ class SymbolTable:
         with self._lock:
             return sum(len(v) for v in self._by_path.values())
 
+    def kind_counts(self) -> Counter[str]:
+        """Symbols by kind, every file's counted from its pack (none is unpacked)."""
+        with self._lock:
+            packs = list(self._by_path.items())
+        kinds: Counter[str] = Counter()
+        for path, packed in packs:
+            try:
+                kinds.update(packed.kinds())
+            except (ValueError, TypeError):
+                kinds.update(s.kind for s in self.symbols_in(path))
+        return kinds
+
     def paths(self) -> list[str]:
         with self._lock:
             return list(self._by_path)
@@ -324,34 +335,6 @@ class SymbolTable:
                 for s in self._named(p, name)
                 if s.qualname == qualname
             )
-        scored.sort(key=_rank)
-        return scored[:limit]
-
-    def fuzzy_scan(self, query: str, limit: int = 50) -> list[tuple[float, SymbolRef]]:
-        """:meth:`fuzzy` by testing every symbol (no name index): the reference it must equal."""
-        if not query:
-            return []
-        lowered, size = query.lower(), len(query)
-        subsequence = re.compile(".*?".join(re.escape(ch) for ch in lowered))
-        with self._lock:
-            items = [(p, s) for p, v in self._by_path.items() for s in self._unpacked(p, v)]
-        prefixed: list[SymbolRef] = []
-        others: list[SymbolRef] = []
-        for path, symbol in items:
-            if not subsequence.search(symbol.qualname.lower()):
-                continue
-            ref = SymbolRef(path, symbol)
-            if symbol.name[:size].lower() == lowered or symbol.qualname[:size].lower() == lowered:
-                prefixed.append(ref)
-            else:
-                others.append(ref)
-        candidates = prefixed if len(prefixed) >= limit else prefixed + others
-        scored = []
-        for ref in candidates:
-            name, qualname = ref.symbol.name, ref.symbol.qualname
-            score = max(fuzzy_score(query, name), 0.95 * fuzzy_score(query, qualname))
-            if score > 0:
-                scored.append((score, ref))
         scored.sort(key=_rank)
         return scored[:limit]
 
