@@ -256,7 +256,7 @@ def test_definitions_read_only_the_files_a_limit_returns_and_rank_as_a_full_sort
     for name in ("handle", "shared_name", "Handle", "absent"):
         every = sorted(table.find(name), key=rank)
         assert table.definitions(name, "app.py") == every
-        for limit in (1, 2, 5):
+        for limit in (0, 1, 2, 5):
             some = table.definitions(name, "app.py", limit=limit)
             own = [r for r in every if r.path == "app.py"]
             assert some[: len(own)] == own

@@ -365,7 +365,7 @@ class SymbolTable:
         refs: list[tuple[int, SymbolRef]] = []
         others = 0
         for rank, path in sorted((tier(p), p) for p in paths):
-            if limit is not None and others >= limit:
+            if limit is not None and rank and others >= limit:
                 break  # every later path ranks after what is here
             found = [
                 (rank, SymbolRef(path, s))
