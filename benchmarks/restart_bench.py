@@ -38,6 +38,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -76,28 +77,28 @@ def child(root: Path, cache: Path, cold: bool) -> dict[str, object]:
     }
 
 
-def lookups(table: object) -> dict[str, float]:
+def lookups(table: Any) -> dict[str, float]:
     """Symbol lookups right after a restart (ms), then the process's anonymous memory (MB)."""
 
-    def ms(call: object, *args: object) -> float:
+    def ms(call: Any, *args: object) -> float:
         began = time.perf_counter()
-        call(*args)  # type: ignore[operator]
+        call(*args)
         return (time.perf_counter() - began) * 1000
 
-    first = ms(table.find, "setUp")  # type: ignore[attr-defined]
-    find = [ms(table.find, name) for name in FIND]  # type: ignore[attr-defined]
-    paths = table.paths()  # type: ignore[attr-defined]
+    first = ms(table.find, "setUp")
+    find = [ms(table.find, name) for name in FIND]
+    paths = table.paths()
     near = paths[len(paths) // 2]  # go to definition from a file: the navigator's call
 
     def definitions(name: str) -> None:
         try:
-            table.definitions(name, from_path=near, limit=50)  # type: ignore[attr-defined]
+            table.definitions(name, from_path=near, limit=50)
         except TypeError:  # a checkout from before the limit: it ranks every definition
-            table.definitions(name, from_path=near)[:50]  # type: ignore[attr-defined]
+            table.definitions(name, from_path=near)[:50]
 
     definition = [ms(definitions, name) for name in FIND]
-    fuzzy = [ms(table.fuzzy, query, 50) for query in FUZZY]  # type: ignore[attr-defined]
-    in_file = [ms(table.symbols_in, p) for p in paths[:: max(1, len(paths) // 200)]]  # type: ignore[attr-defined]
+    fuzzy = [ms(table.fuzzy, query, 50) for query in FUZZY]
+    in_file = [ms(table.symbols_in, p) for p in paths[:: max(1, len(paths) // 200)]]
     gc.collect()
     ctypes.CDLL("libc.so.6").malloc_trim(0)
     status = Path("/proc/self/status").read_text().splitlines()

@@ -22,7 +22,8 @@ from typing import Any
 from agentic_lsp.index.models import Symbol
 
 SYMBOL_FIELDS = tuple(f.name for f in fields(Symbol))
-_SHARED = tuple(SYMBOL_FIELDS.index(name) for name in ("kind", "parent"))
+_KIND = SYMBOL_FIELDS.index("kind")
+_SHARED = (_KIND, SYMBOL_FIELDS.index("parent"))
 _DECODER = json.JSONDecoder()
 _STRING = r'"([^"\\]*(?:\\.[^"\\]*)*)"'  # a JSON string's body, escapes and all
 _ROW_KEYS = re.compile(r"\[" + _STRING + "," + _STRING + ",")  # a row's name and qualname
@@ -61,7 +62,7 @@ class PackedSymbols:
 
     def kinds(self) -> list[str]:
         """Each symbol's kind, in order, without building the symbols."""
-        return [row[SYMBOL_FIELDS.index("kind")] for row in self._rows()]
+        return [row[_KIND] for row in self._rows()]
 
     def named(self, name: str, *, ignore_case: bool = False) -> list[Symbol] | None:
         """The symbols called ``name``, in order, decoding only their rows (not the file's).

@@ -238,6 +238,11 @@ class SymbolTable:
         lowered = name.lower()
         return [s for s in found if (s.name.lower() == lowered if ignore_case else s.name == name)]
 
+    def _defining(self, path: str, name: str, short: str) -> list[SymbolRef]:
+        """``path``'s definitions of ``name`` (its last part ``short``, any case)."""
+        found = self._named(path, short, ignore_case=True)
+        return [SymbolRef(path, s) for s in found if s.qualname == name or "." not in name]
+
     def symbols_in(self, path: str) -> list[Symbol]:
         with self._lock:
             return list(self._symbols(path))
@@ -280,12 +285,7 @@ class SymbolTable:
         with self._lock:
             self._index_pending()
             paths = sorted(paths_of(self._paths_by_name.get(short.lower())))
-        refs = [
-            SymbolRef(p, s)
-            for p in paths
-            for s in self._named(p, short, ignore_case=True)
-            if s.qualname == name or "." not in name
-        ]
+        refs = [ref for p in paths for ref in self._defining(p, name, short)]
         refs.sort(key=lambda r: (r.symbol.name != short, r.path, r.symbol.start_line))
         return refs
 
@@ -367,11 +367,7 @@ class SymbolTable:
         for rank, path in sorted((tier(p), p) for p in paths):
             if limit is not None and rank and others >= limit:
                 break  # every later path ranks after what is here
-            found = [
-                (rank, SymbolRef(path, s))
-                for s in self._named(path, short, ignore_case=True)
-                if s.qualname == name or "." not in name
-            ]
+            found = [(rank, ref) for ref in self._defining(path, name, short)]
             refs.extend(found)
             others += len(found) if rank else 0
         refs.sort(
