@@ -10,11 +10,13 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agentic_lsp.config import load_settings
 from agentic_lsp.engine import Engine
 from agentic_lsp.index.packed_symbols import PackedSymbols
+from agentic_lsp.index.retrieval.exact_names import NameRows
 from agentic_lsp.index.state_snapshot import FILE_NAME
 
 FILES = {
@@ -38,7 +40,7 @@ State = tuple[dict, dict, dict]
 def state(engine: Engine) -> State:
     table = engine.indexer.symbols
     symbols = {p: table.symbols_in(p) for p in table.paths()}
-    _, imports = table.export()
+    _, imports, _ = table.export()
     records = {p: vars(r).copy() for p, r in engine.indexer.records.items()}
     return records, symbols, imports
 
@@ -127,6 +129,59 @@ def test_a_restart_keeps_symbols_packed_through_reads_and_lookups(workspace) -> 
         assert after["src/shop/cart.py"] is packed["src/shop/cart.py"]  # the snapshot's bytes
     finally:
         engine.indexer.close()
+
+
+def test_a_restart_answers_exact_lookups_from_the_saved_names_before_any_file_is_indexed(
+    workspace,
+) -> None:
+    root, cache = workspace
+    data, _ = read_snapshot(snapshot_file(cache))
+    assert data["names"][0] >= 5  # a row per distinct name in a file
+    engine = open_engine(root, cache)
+    try:
+        table = engine.indexer.symbols
+        assert table._unindexed == set(FILES)  # the warm has not run
+        assert [(r.path, r.symbol.qualname) for r in table.find("TOTAL")] == [
+            ("src/shop/cart.py", "Cart.total")
+        ]
+        assert [r.symbol.name for r in table.definitions("vat", "web/retry.ts")] == ["vat"]
+        assert table._unindexed == set(FILES)  # still: nothing was indexed to answer
+        (root / "src/shop/tax.py").write_text("def levy():\n    return 1\n")
+        engine.indexer.update_paths(["src/shop/tax.py"], embed=False)
+        assert table.find("vat") == [] and table._exact.paths("vat") == []  # stale base rows
+        assert [r.path for r in table.find("levy")] == ["src/shop/tax.py"]
+    finally:
+        engine.indexer.close()
+    again = open_engine(root, cache)  # the close saved names folded from base and overlay
+    try:
+        table = again.indexer.symbols
+        assert table._loaded_in_base
+        assert [r.path for r in table.find("levy")] == ["src/shop/tax.py"]
+        assert table.find("vat") == []
+        assert [r.symbol.qualname for r in table.find("add")] == ["Cart.add"]
+    finally:
+        again.indexer.close()
+
+
+def test_a_snapshot_without_names_is_used_and_the_names_are_indexed(workspace) -> None:
+    root, cache = workspace
+    saved = snapshot_file(cache)
+    data, blob = read_snapshot(saved)
+    del data["names"]  # as an older version saved it
+    write_snapshot(saved, data, blob)
+    engine = open_engine(root, cache)
+    try:
+        table = engine.indexer.symbols
+        assert engine.indexer.snapshot.valid and not table._loaded_in_base
+        assert [r.symbol.qualname for r in table.find("total")] == ["Cart.total"]
+        assert not table._unindexed  # indexed for it
+        assert table.export()[2] is not None  # every file indexed: names to save
+    finally:
+        engine.indexer.close()
+
+
+def _rows(hashes: list[int], files: list[int]) -> bytes:
+    return NameRows(np.array(hashes, "<u8"), np.array(files, "<u4"), ()).to_bytes()
 
 
 @pytest.mark.parametrize(
@@ -218,6 +273,11 @@ def test_a_snapshot_that_does_not_match_the_store_is_never_used(workspace) -> No
         lambda d, b: header({**d, "symbols": {p: [1, 0, len(b) + 1] for p in d["symbols"]}}, b),
         lambda d, b: header({**d, "symbols": {p: [1, 2, 1] for p in d["symbols"]}}, b),
         lambda d, b: header({**d, "symbols": {p: [1, 0.5, 1] for p in d["symbols"]}}, b),
+        lambda d, b: header({**d, "names": [10**6, 0]}, b),
+        lambda d, b: header({**d, "names": [1, -1]}, b),
+        lambda d, b: header({**d, "names": [1.0, 0]}, b),
+        lambda d, b: header({**d, "names": [2, len(b)]}, b + _rows([5, 3], [0, 0])),
+        lambda d, b: header({**d, "names": [2, len(b)]}, b + _rows([3, 5], [0, 99])),
     ],
     ids=[
         "garbage",
@@ -231,6 +291,11 @@ def test_a_snapshot_that_does_not_match_the_store_is_never_used(workspace) -> No
         "past-the-end",
         "reversed",
         "not-int",
+        "names-past-the-end",
+        "names-negative",
+        "names-not-int",
+        "names-unsorted",
+        "names-file-out-of-range",
     ],
 )
 def test_a_broken_or_foreign_snapshot_is_ignored_and_removed(workspace, damage) -> None:

@@ -7,9 +7,12 @@ import random
 import re
 import threading
 
+import pytest
+
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.parsing.parser import parse_file
 from agentic_lsp.index.results import SymbolRef
+from agentic_lsp.index.retrieval.exact_names import ExactNames, NameRows, name_hash
 from agentic_lsp.index.retrieval.fuzzy import fuzzy_score
 from agentic_lsp.index.retrieval.symbols import SymbolTable, _rank
 
@@ -164,11 +167,12 @@ def test_churn_leaves_no_duplicates_and_a_bounded_text() -> None:
     assert names._text.count("\n") == len(names._keys)
 
 
-def _loaded(source: SymbolTable) -> SymbolTable:
-    """A table filled as a restart fills it: :meth:`SymbolTable.load`, name indexes pending."""
-    symbols, imports = source.export()
+def _loaded(source: SymbolTable, names: bool) -> SymbolTable:
+    """A table filled as a restart fills it: :meth:`SymbolTable.load`, name indexes pending
+    (``names``: but for the exact names, from a saved base)."""
+    symbols, imports, rows = source.export()
     table = SymbolTable()
-    table.load(list(symbols), symbols, imports)
+    table.load(list(symbols), symbols, imports, names=rows if names else None)
     return table
 
 
@@ -179,16 +183,18 @@ def _answers(table: SymbolTable) -> list[object]:
     return out
 
 
-def test_a_loaded_table_answers_before_its_name_indexes_are_warmed() -> None:
+@pytest.mark.parametrize("names", [False, True])
+def test_a_loaded_table_answers_before_its_name_indexes_are_warmed(names: bool) -> None:
     built, _ = _table(90)
-    loaded = _loaded(built)
+    loaded = _loaded(built, names)
     assert _answers(loaded) == _answers(built)  # the first lookup indexes what is pending
     _same(loaded)
 
 
-def test_files_replaced_or_removed_before_warming_are_indexed_as_they_are_now() -> None:
+@pytest.mark.parametrize("names", [False, True])
+def test_files_replaced_or_removed_before_warming_are_indexed_as_they_are_now(names: bool) -> None:
     built, paths = _table(90)
-    loaded = _loaded(built)
+    loaded = _loaded(built, names)
     rng = random.Random(5)
     for path in paths[::4]:
         symbols = parse_file(path, "python", _module(rng, 555)).symbols
@@ -206,9 +212,10 @@ def test_files_replaced_or_removed_before_warming_are_indexed_as_they_are_now() 
     assert loaded.count() == built.count()
 
 
-def test_warming_beside_lookups_gives_the_same_answers() -> None:
+@pytest.mark.parametrize("names", [False, True])
+def test_warming_beside_lookups_gives_the_same_answers(names: bool) -> None:
     built, _ = _table(150)
-    loaded = _loaded(built)
+    loaded = _loaded(built, names)
     loaded.WARM_BATCH = 7  # type: ignore[misc]  # many holds of the lock
     warming = threading.Thread(target=loaded.warm)
     warming.start()
@@ -218,9 +225,10 @@ def test_warming_beside_lookups_gives_the_same_answers() -> None:
     assert _answers(loaded) == answers
 
 
-def test_warming_in_background_runs_one_thread_that_indexes_every_loaded_file() -> None:
+@pytest.mark.parametrize("names", [False, True])
+def test_warming_in_background_runs_one_thread_that_indexes_every_loaded_file(names: bool) -> None:
     built, _ = _table(60)
-    loaded = _loaded(built)
+    loaded = _loaded(built, names)
     loaded.WARM_BATCH = 5  # type: ignore[misc]
     loaded.warm_in_background()
     loaded.warm_in_background()  # already warming: no second thread
@@ -264,3 +272,70 @@ def test_definitions_read_only_the_files_a_limit_returns_and_rank_as_a_full_sort
             assert len(some) <= len(own) + limit  # one definition a file here
     first = table.definitions("handle", "app.py", limit=2)
     assert [r.path for r in first[1:]] == ["pkg1/mod_1.py", "pkg3/mod_13.py"]  # imported first
+
+
+def test_exact_lookups_from_saved_names_index_nothing_and_follow_changes() -> None:
+    built, paths = _table(80)
+    loaded = _loaded(built, names=True)
+    assert loaded._loaded_in_base
+    exact = [loaded.find(n) for n in ("handle", "HANDLE", "shared_name", "Srv", "missing")]
+    exact.append(loaded.definitions("handle", paths[3], limit=4))
+    assert loaded._unindexed == set(paths)  # answered without indexing a file
+    assert exact[:-1] == [
+        built.find(n) for n in ("handle", "HANDLE", "shared_name", "Srv", "missing")
+    ]
+    assert exact[-1] == built.definitions("handle", paths[3], limit=4)
+    rng = random.Random(9)
+    for table in (built, loaded):  # replaced, removed and new files: the base rows go stale
+        for path in paths[::3]:
+            table.replace_file(path, parse_file(path, "python", _module(rng, 7)).symbols, [])
+        for path in paths[1::4]:
+            table.remove_file(path)
+        table.replace_file(
+            "x.py", parse_file("x.py", "python", "def shared_name():\n  pass\n").symbols, []
+        )
+        rng = random.Random(9)
+    assert _answers(loaded) == _answers(built)
+    defining: dict[str, set[str]] = {}
+    for path in built.paths():
+        for symbol in built.symbols_in(path):
+            defining.setdefault(symbol.name.lower(), set()).add(path)
+    for name in [*defining, "missing"]:  # exactly the files defining it now: none stale
+        for table in (built, loaded):
+            assert sorted(table._exact.paths(name)) == sorted(defining.get(name, ())), name
+    saved = _loaded(loaded, names=True)  # folded into a new base: the same answers
+    assert len(loaded._exact._overlay) == 0
+    assert _answers(saved) == _answers(loaded) == _answers(built)
+
+
+def test_name_rows_round_trip_and_reject_what_they_cannot_be() -> None:
+    exact = ExactNames()
+    for i in range(50):
+        exact.add(f"f{i}.py", {"handle", f"name{i % 7}"})
+    order = [f"f{i}.py" for i in range(50)]
+    rows = exact.compacted(order, {})
+    again = NameRows.from_buffer(rows.to_bytes(), len(rows), rows.paths)
+    assert again.hashes.tolist() == rows.hashes.tolist() == sorted(rows.hashes.tolist())
+    assert again.files.tolist() == rows.files.tolist()
+    exact.adopt(again)
+    assert sorted(exact.paths("handle")) == sorted(order)
+    assert exact.paths("name3") == [
+        "f3.py",
+        "f10.py",
+        "f17.py",
+        "f24.py",
+        "f31.py",
+        "f38.py",
+        "f45.py",
+    ]
+    assert exact.paths("absent") == []
+    data = rows.to_bytes()
+    with pytest.raises(ValueError):
+        NameRows.from_buffer(data[:-1], len(rows), rows.paths)  # short
+    with pytest.raises(ValueError):
+        NameRows.from_buffer(data, len(rows), rows.paths[:3])  # a file out of range
+    backwards = NameRows(rows.hashes[::-1].copy(), rows.files, rows.paths).to_bytes()
+    with pytest.raises(ValueError):
+        NameRows.from_buffer(backwards, len(rows), rows.paths)
+    # saved with the snapshot: the same in every process and version (PYTHONHASHSEED aside)
+    assert name_hash("handle") == 10877634519683161052

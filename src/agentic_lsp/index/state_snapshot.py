@@ -23,6 +23,7 @@ from typing import Any
 
 from agentic_lsp.heap import collector_paused, trim_heap
 from agentic_lsp.index.packed_symbols import SYMBOL_FIELDS, PackedSymbols, SymbolsOfFile, pack
+from agentic_lsp.index.retrieval.exact_names import ROW_BYTES, NameRows
 from agentic_lsp.index.storage.vector_store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ class State:
     records: list[tuple[Any, ...]]  # rows of RECORD_FIELDS (the indexer's FileRecord fields)
     symbols: dict[str, PackedSymbols]
     imports: dict[str, list[str]]
+    names: NameRows | None = None  # exact names of the files in ``symbols``, in its order
 
 
 class StateSnapshot:
@@ -78,10 +80,12 @@ class StateSnapshot:
                 ):
                     raise ValueError("another format or index")
                 blob = memoryview(raw)[end + 1 :]
+                symbols = {p: _packed(v, blob) for p, v in data["symbols"].items()}
                 state = State(
                     [_row(r, len(RECORD_FIELDS)) for r in data["records"]],
-                    {p: _packed(v, blob) for p, v in data["symbols"].items()},
+                    symbols,
                     {p: list(i) for p, i in data["imports"].items()},
+                    _names(data.get("names"), blob, tuple(symbols)),
                 )
                 del data
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -120,16 +124,18 @@ class StateSnapshot:
         records: Sequence[Any],
         symbols: dict[str, SymbolsOfFile],
         imports: dict[str, list[str]],
+        names: NameRows | None = None,
     ) -> None:
         """Write the state (atomically, user-only) after the store's writes were flushed;
-        ``records`` have the fields of :data:`RECORD_FIELDS`."""
+        ``records`` have the fields of :data:`RECORD_FIELDS`; ``names``: the exact names of the
+        files in ``symbols``, in its order (left out if they are not)."""
         packs = {p: v if isinstance(v, PackedSymbols) else pack(v) for p, v in symbols.items()}
         ranges: dict[str, list[int]] = {}
         offset = 0
         for path, packed in packs.items():
             ranges[path] = [packed.count, offset, offset + len(packed.data)]
             offset += len(packed.data)
-        header = {
+        header: dict[str, Any] = {
             "format": FORMAT,
             "identity": self.identity,
             "symbol_fields": SYMBOL_FIELDS,
@@ -137,6 +143,10 @@ class StateSnapshot:
             "symbols": ranges,
             "imports": imports,
         }
+        rows = b""
+        if names is not None and tuple(names.paths) == tuple(packs):
+            rows = names.to_bytes()
+            header["names"] = [len(names), offset]  # after the symbols
         tmp = self.path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
         with self._lock:
             try:
@@ -145,6 +155,7 @@ class StateSnapshot:
                     f.write(json.dumps(header, separators=(",", ":")).encode("ascii"))
                     f.write(b"\n")
                     f.writelines(packed.data for packed in packs.values())
+                    f.write(rows)
                 os.replace(tmp, self.path)
             except OSError as exc:
                 log.info("could not save the index state snapshot: %s", exc)
@@ -163,6 +174,18 @@ def _row(values: Any, size: int) -> tuple[Any, ...]:
     if not isinstance(values, list) or len(values) != size:
         raise ValueError(f"a record of {size} fields expected")
     return tuple(values)
+
+
+def _names(value: Any, blob: memoryview, paths: tuple[str, ...]) -> NameRows | None:
+    """The exact names' ``[count, start]`` after the symbols (absent: an older snapshot)."""
+    if value is None:
+        return None
+    if not (isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value)):
+        raise ValueError("the exact names as [count, start] expected")
+    count, start = value
+    if count < 0 or not 0 <= start <= len(blob) - count * ROW_BYTES:
+        raise ValueError("the exact names out of range")
+    return NameRows.from_buffer(blob[start : start + count * ROW_BYTES], count, paths)
 
 
 def _packed(value: Any, blob: memoryview) -> PackedSymbols:

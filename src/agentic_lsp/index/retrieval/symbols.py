@@ -25,15 +25,9 @@ from agentic_lsp.heap import collector_paused, settle_heap
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.packed_symbols import PackedSymbols, SymbolsOfFile, pack
 from agentic_lsp.index.results import SymbolRef
+from agentic_lsp.index.retrieval.exact_names import ExactNames, NameRows, name_hash
 from agentic_lsp.index.retrieval.fuzzy import fuzzy_scores
-from agentic_lsp.index.retrieval.name_index import (
-    NameIndex,
-    NameKey,
-    Paths,
-    add_path,
-    discard_path,
-    paths_of,
-)
+from agentic_lsp.index.retrieval.name_index import NameIndex, NameKey
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +42,11 @@ class SymbolTable:
     """Symbols by file, kept packed, with two name indexes (exact names, the fuzzy
     :class:`NameIndex`) that hold names and paths only.
 
-    A restart's :meth:`load` fills only the by-file map with the packs the snapshot saved; the
-    name indexes take most of the time (4 s of 5.7 s at 567,000 symbols), so loaded files are
-    indexed later, by :meth:`warm` in the background or at the first lookup that needs them,
-    whichever comes first (reading a file by path needs no index). Indexing reads a file's
+    A restart's :meth:`load` fills the by-file map with the packs the snapshot saved and the
+    exact names with its :class:`NameRows`, so go to definition answers at once. The fuzzy
+    index takes longer (4 s of 5.7 s at 567,000 symbols), so loaded files are indexed for it
+    later, by :meth:`warm` in the background or at the first fuzzy lookup, whichever comes
+    first (and for exact names too when the snapshot had none). Indexing reads a file's
     names only, and nothing is kept unpacked but the :attr:`RECENT` files last read: at 50,000
     files an idle server held 1.09 GB with every symbol unpacked and indexed. A pack that does
     not read (a damaged cache) is replaced by the ``fallback`` the loader gives (the store),
@@ -66,9 +61,10 @@ class SymbolTable:
         self._recent: OrderedDict[str, list[Symbol]] = OrderedDict()
         self._fallback: Callable[[str], list[Symbol]] | None = None
         self._imports: dict[str, list[str]] = {}
-        self._paths_by_name: dict[str, Paths] = {}  # lowercased name -> paths
+        self._exact = ExactNames()  # lowercased name -> paths
         self._names = NameIndex()
-        self._unindexed: set[str] = set()  # loaded, not yet in the name indexes
+        self._unindexed: set[str] = set()  # loaded, not yet in the fuzzy index
+        self._loaded_in_base = False  # ... but in the exact names' base (the snapshot had it)
         self._to_index: list[str] = []  # the same, in load order (may hold paths since gone)
         self._warming = False  # a warm_in_background thread runs
 
@@ -81,16 +77,16 @@ class SymbolTable:
             self._index(path, [(s.name, s.qualname) for s in symbols])
             self._keep(path, list(symbols))  # an edited file is read next (document symbols)
 
-    def _index(self, path: str, keys: list[NameKey]) -> None:
+    def _index(self, path: str, keys: list[NameKey], exact: bool = True) -> None:
         # names repeat (``__init__``, ``get``) and are often their own qualname: one string
         # each (with the fuzzy text's pending lines gone, the warm grew 230 MB, not 308 MB)
-        intern, by_name = sys.intern, self._paths_by_name
+        intern = sys.intern
         distinct = set()
         for name, qualname in keys:
             name = intern(name)
             distinct.add((name, name if qualname == name else qualname))
-        for name in {name.lower() for name, _ in distinct}:
-            add_path(by_name, intern(name), path)
+        if exact:
+            self._exact.add(path, {intern(name.lower()) for name, _ in distinct})
         self._names.add(path, distinct)
 
     def load(
@@ -99,11 +95,13 @@ class SymbolTable:
         symbols: Mapping[str, SymbolsOfFile],
         imports: Mapping[str, list[str]],
         fallback: Callable[[str], list[Symbol]] | None = None,
+        names: NameRows | None = None,
     ) -> None:
         """:meth:`replace_file` for each of ``paths``, at once (a restart's saved state): an
-        empty table skips dropping what is not there and leaves the name indexes to
-        :meth:`warm` or the first lookup. ``fallback``: a file's symbols from the store, for
-        one whose packed symbols do not unpack."""
+        empty table skips dropping what is not there, takes ``names`` (the exact names of the
+        same files) as they are and leaves the rest of the name indexes to :meth:`warm` or the
+        first lookup. ``fallback``: a file's symbols from the store, for one whose packed
+        symbols do not unpack."""
         with self._lock:
             self._fallback = fallback
             if not self._by_path:
@@ -113,6 +111,11 @@ class SymbolTable:
                     self._imports[path] = list(imports.get(path, ()))
                 self._to_index = list(self._by_path)
                 self._unindexed = set(self._to_index)
+                if names is not None and set(names.paths) == self._unindexed:
+                    self._exact.adopt(names)
+                    self._loaded_in_base = True
+                elif names is not None:
+                    log.warning("saved exact names do not describe the saved files: ignored")
                 return
         for path in paths:
             given = symbols.get(path, [])
@@ -155,7 +158,7 @@ class SymbolTable:
             path = todo.pop()
             if path in self._unindexed:
                 self._unindexed.discard(path)
-                self._index(path, self._keys_of(path))
+                self._index(path, self._keys_of(path), exact=not self._loaded_in_base)
                 if limit is not None:
                     limit -= 1
         return bool(todo)
@@ -168,13 +171,22 @@ class SymbolTable:
         old = self._by_path.pop(path, None)
         self._imports.pop(path, None)
         self._recent.pop(path, None)
-        if old is None or path in self._unindexed:  # never indexed
+        if old is None:
+            return
+        if path in self._unindexed:  # never indexed (but its names may be in the base)
             self._unindexed.discard(path)
+            self._exact.remove(path, ())
             return
         keys = set(old.keys())  # it read when it was indexed (or was packed here)
         self._names.remove(path, keys)
-        for name in {name.lower() for name, _ in keys}:
-            discard_path(self._paths_by_name, name, path)
+        self._exact.remove(path, {name.lower() for name, _ in keys})
+
+    def _exact_paths(self, lowered: str) -> list[str]:
+        """Files defining a name whose lowercase is ``lowered``; loaded files that are not in
+        the exact names' base are indexed first. Lock held."""
+        if not self._loaded_in_base:
+            self._index_pending()
+        return self._exact.paths(lowered)
 
     def _keys_of(self, path: str) -> list[NameKey]:
         """A loaded file's ``(name, qualname)`` pairs, read from the store if its pack is
@@ -251,13 +263,25 @@ class SymbolTable:
         with self._lock:
             return list(self._imports.get(path, []))
 
-    def export(self) -> tuple[dict[str, SymbolsOfFile], dict[str, list[str]]]:
-        """Every file's symbols (packed) and imports (copies of the lists), for the state
-        snapshot."""
+    def export(
+        self,
+    ) -> tuple[dict[str, SymbolsOfFile], dict[str, list[str]], NameRows | None]:
+        """Every file's symbols (packed) and imports (copies of the lists), and the exact names
+        of the same files in the same order, folded into one base that the table keeps (none
+        while a file waits to be indexed), for the state snapshot. The overlay's names are
+        hashed outside the lock (after a cold index at 50,000 files, 360,000)."""
+        with self._lock:
+            waiting = self._exact.overlay_names()
+        hashed = {name: name_hash(name) for name in waiting}
         with self._lock:
             symbols: dict[str, SymbolsOfFile] = dict(self._by_path)
             imports = {p: list(v) for p, v in self._imports.items()}
-        return symbols, imports
+            names = None
+            if self._loaded_in_base or not self._unindexed:  # every file's names are held
+                names = self._exact.compacted(list(symbols), hashed)
+                self._exact.adopt(names)
+                self._loaded_in_base = True
+        return symbols, imports, names
 
     def count(self) -> int:
         with self._lock:
@@ -283,8 +307,7 @@ class SymbolTable:
         """Exact name (or qualified name) matches, case-sensitive first."""
         short = name.rsplit(".", 1)[-1]
         with self._lock:
-            self._index_pending()
-            paths = sorted(paths_of(self._paths_by_name.get(short.lower())))
+            paths = sorted(self._exact_paths(short.lower()))
         refs = [ref for p in paths for ref in self._defining(p, name, short)]
         refs.sort(key=lambda r: (r.symbol.name != short, r.path, r.symbol.start_line))
         return refs
@@ -351,8 +374,7 @@ class SymbolTable:
             return self.find(name)
         short = name.rsplit(".", 1)[-1]
         with self._lock:
-            self._index_pending()
-            paths = paths_of(self._paths_by_name.get(short.lower()))
+            paths = self._exact_paths(short.lower())
             imported = " ".join(self._imports.get(from_path, ())).replace("/", ".")
 
         def tier(path: str) -> int:
