@@ -12,6 +12,7 @@ import pytest
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.parsing.parser import parse_file
 from agentic_lsp.index.results import SymbolRef
+from agentic_lsp.index.retrieval import symbol_store
 from agentic_lsp.index.retrieval.exact_names import ExactNames, NameRows, name_hash
 from agentic_lsp.index.retrieval.fuzzy import fuzzy_score
 from agentic_lsp.index.retrieval.symbols import SymbolTable, _rank
@@ -339,3 +340,46 @@ def test_name_rows_round_trip_and_reject_what_they_cannot_be() -> None:
         NameRows.from_buffer(backwards, len(rows), rows.paths)
     # saved with the snapshot: the same in every process and version (PYTHONHASHSEED aside)
     assert name_hash("handle") == 10877634519683161052
+
+
+def test_find_with_a_limit_is_the_prefix_of_every_match_case_sensitive_first() -> None:
+    table, _ = _table(70)
+    odd = parse_file(
+        "odd.py", "python", "def HANDLE():\n  pass\n\nclass Srv:\n  def Handle(self):\n    pass\n"
+    )
+    table.replace_file("a_first.py", odd.symbols, [])  # sorts first: other cases before it
+    for name in ("handle", "HANDLE", "Handle", "shared_name", "Srv.Handle", "absent"):
+        every = table.find(name)
+        for limit in (0, 1, 2, 3, 5, 1000):
+            assert table.find(name, limit) == every[:limit], (name, limit)
+            assert table.definitions(name, None, limit) == every[:limit]
+
+
+def test_the_warm_steps_aside_while_a_lookup_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(symbol_store, "YIELD_CAP_S", 10.0)  # no timing in the test: it waits
+    built, _ = _table(200)
+    loaded = _loaded(built, names=True)
+    loaded.WARM_BATCH = 1  # type: ignore[misc]
+    entered, release = threading.Event(), threading.Event()
+    original = loaded._named
+
+    def slow_named(path: str, name: str, ignore_case: bool = False) -> list[Symbol]:
+        entered.set()
+        release.wait(5)
+        return original(path, name, ignore_case)
+
+    loaded._named = slow_named  # type: ignore[method-assign]
+    finding = threading.Thread(target=loaded.find, args=("shared_name",))
+    finding.start()
+    assert entered.wait(5)
+    before = len(loaded._unindexed)
+    warming = threading.Thread(target=loaded.warm)
+    warming.start()
+    try:
+        warming.join(0.3)  # the warm waits (up to its cap) while the lookup runs
+        assert len(loaded._unindexed) == before
+    finally:
+        release.set()
+    finding.join(5)
+    warming.join(30)
+    assert not loaded._unindexed
