@@ -97,6 +97,14 @@ def lookups(table: Any) -> dict[str, float]:
             table.definitions(name, from_path=near)[:50]
 
     definition = [ms(definitions, name) for name in FIND]
+
+    def first_three(name: str) -> None:  # an agent's or the workflow's call: no file, a limit
+        try:
+            table.find(name, 3)
+        except TypeError:  # a checkout from before the limit: it finds every definition
+            table.find(name)[:3]
+
+    limited = [ms(first_three, name) for name in FIND]
     first_fuzzy = ms(table.fuzzy, "setUp", 50)  # waits for what is left of the fuzzy index
     fuzzy = [ms(table.fuzzy, query, 50) for query in FUZZY]
     in_file = [ms(table.symbols_in, p) for p in paths[:: max(1, len(paths) // 200)]]
@@ -109,6 +117,8 @@ def lookups(table: Any) -> dict[str, float]:
         "first_fuzzy_ms": first_fuzzy,
         "find_p50_ms": statistics.median(find),
         "find_max_ms": max(find),
+        "find3_p50_ms": statistics.median(limited),
+        "find3_max_ms": max(limited),
         "definitions_p50_ms": statistics.median(definition),
         "definitions_max_ms": max(definition),
         "fuzzy_p50_ms": statistics.median(fuzzy),
@@ -209,6 +219,8 @@ ROWS = (
     ("first_fuzzy_ms", "first `fuzzy` after the `find`s and `definitions` below", "ms"),
     ("find_p50_ms", f"`find`, p50 of {len(FIND)} names", "ms"),
     ("find_max_ms", "`find`, slowest (`__init__`, ...)", "ms"),
+    ("find3_p50_ms", "`find`, first 3 (no file: agents, workflows), p50", "ms"),
+    ("find3_max_ms", "`find`, first 3, slowest", "ms"),
     ("definitions_p50_ms", "`definitions` from a file (go to definition, 50), p50", "ms"),
     ("definitions_max_ms", "`definitions`, slowest", "ms"),
     ("fuzzy_p50_ms", f"`fuzzy` (workspace symbols), p50 of {len(FUZZY)} queries", "ms"),
