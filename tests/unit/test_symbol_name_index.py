@@ -318,6 +318,9 @@ def test_name_rows_round_trip_and_reject_what_they_cannot_be() -> None:
     again = NameRows.from_buffer(rows.to_bytes(), len(rows), rows.paths)
     assert again.hashes.tolist() == rows.hashes.tolist() == sorted(rows.hashes.tolist())
     assert again.files.tolist() == rows.files.tolist()
+    odd = NameRows.from_buffer(memoryview(b"x" + rows.to_bytes())[1:], len(rows), rows.paths)
+    assert odd.hashes.flags.aligned and odd.files.flags.aligned  # searched without a copy
+    assert odd.hashes.tolist() == rows.hashes.tolist()
     exact.adopt(again)
     assert sorted(exact.paths("handle")) == sorted(order)
     assert exact.paths("name3") == [
