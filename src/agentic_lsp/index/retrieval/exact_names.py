@@ -19,7 +19,7 @@ under its lock.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,12 +121,11 @@ class ExactNames:
             found = [p for p in found if p not in stale]
         return found + list(paths_of(self._overlay.get(lowered)))  # a base file there is stale
 
-    def overlay_names(self) -> list[str]:
-        return list(self._overlay)
-
-    def compacted(self, order: Sequence[str], hashed: Mapping[str, int]) -> NameRows:
+    def compacted(self, order: Sequence[str]) -> NameRows:
         """Base and overlay as one new base whose files index ``order`` (a file not in it is
-        left out); ``hashed``: names' :func:`name_hash` known already."""
+        left out); nothing here changes. The base's rows stay
+        in order and the overlay's few are sorted and merged in: linear in the rows, as it
+        runs at every save of the snapshot (rows of one hash are in no particular order)."""
         index = {path: i for i, path in enumerate(order)}
         base = self._base
         remap = np.fromiter(
@@ -136,22 +135,23 @@ class ExactNames:
         )
         files = remap[base.files] if len(base) else np.zeros(0, np.int64)
         keep = files >= 0
-        hashes = [base.hashes[keep]]
-        kept = [files[keep]]
+        hashes, files = base.hashes[keep], files[keep]
         extra_hashes: list[int] = []
         extra_files: list[int] = []
         for name, held in self._overlay.items():
-            key = hashed.get(name)
-            if key is None:
-                key = name_hash(name)
+            key = name_hash(name)
             for path in paths_of(held):
                 i = index.get(path)
                 if i is not None:
                     extra_hashes.append(key)
                     extra_files.append(i)
-        hashes.append(np.array(extra_hashes, dtype=HASH))
-        kept.append(np.array(extra_files, dtype=np.int64))
-        all_hashes = np.concatenate(hashes).astype(HASH)
-        all_files = np.concatenate(kept)
-        order_rows = np.lexsort((all_files, all_hashes))
-        return NameRows(all_hashes[order_rows], all_files[order_rows].astype(FILE), tuple(order))
+        new_hashes = np.array(extra_hashes, dtype=HASH)
+        new_files = np.array(extra_files, dtype=np.int64)
+        by_hash = np.argsort(new_hashes, kind="stable")
+        new_hashes, new_files = new_hashes[by_hash], new_files[by_hash]
+        at = np.searchsorted(hashes, new_hashes)
+        return NameRows(
+            np.insert(hashes, at, new_hashes).astype(HASH),
+            np.insert(files, at, new_files).astype(FILE),
+            tuple(order),
+        )

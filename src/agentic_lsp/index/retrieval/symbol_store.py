@@ -19,7 +19,7 @@ from agentic_lsp.foreground import YIELD_CAP_S, yield_to_editor
 from agentic_lsp.heap import collector_paused, settle_heap
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.packed_symbols import PackedSymbols, SymbolsOfFile, pack
-from agentic_lsp.index.retrieval.exact_names import ExactNames, NameRows, name_hash
+from agentic_lsp.index.retrieval.exact_names import ExactNames, NameRows
 from agentic_lsp.index.retrieval.name_index import NameIndex, NameKey
 
 log = logging.getLogger(__name__)
@@ -76,12 +76,14 @@ class SymbolStore:
         self._loaded_in_base = False  # ... but in the exact names' base (the snapshot had it)
         self._to_index: list[str] = []  # the same, in load order (may hold paths since gone)
         self._warming = False  # a warm_in_background thread runs
+        self._changes = 0  # files replaced, removed, loaded or indexed so far
         self._lookups = 0  # find, definitions, fuzzy in progress (the warm steps aside)
         self._lookups_lock = threading.Lock()
 
     def replace_file(self, path: str, symbols: list[Symbol], imports: list[str]) -> None:
         packed = pack(symbols)  # outside the lock: ~0.35 ms for 100 symbols
         with self._lock:
+            self._changes += 1
             self._drop(path)
             self._by_path[path] = packed
             self._imports[path] = list(imports)
@@ -114,6 +116,7 @@ class SymbolStore:
         first lookup. ``fallback``: a file's symbols from the store, for one whose packed
         symbols do not unpack."""
         with self._lock:
+            self._changes += 1
             self._fallback = fallback
             if not self._by_path:
                 for path in paths:
@@ -176,6 +179,7 @@ class SymbolStore:
             path = todo.pop()
             if path in self._unindexed:
                 self._unindexed.discard(path)
+                self._changes += 1
                 self._index(path, self._keys_of(path), exact=not self._loaded_in_base)
                 if limit is not None:
                     limit -= 1
@@ -183,6 +187,7 @@ class SymbolStore:
 
     def remove_file(self, path: str) -> None:
         with self._lock:
+            self._changes += 1
             self._drop(path)
 
     def _drop(self, path: str) -> None:
@@ -261,17 +266,25 @@ class SymbolStore:
     ) -> tuple[dict[str, SymbolsOfFile], dict[str, list[str]], NameRows | None]:
         """Every file's symbols (packed) and imports (copies of the lists), and the exact names
         of the same files in the same order, folded into one base that the table keeps (none
-        while a file waits to be indexed), for the state snapshot. The overlay's names are
-        hashed outside the lock (after a cold index at 50,000 files, 360,000)."""
+        while a file waits to be indexed), for the state snapshot.
+
+        The names are folded outside the lock (after a store rebuild at 50,000 files: 360,000
+        names to hash, 1.4 s), then kept if nothing changed meanwhile, else folded again
+        under it."""
         with self._lock:
-            waiting = self._exact.overlay_names()
-        hashed = {name: name_hash(name) for name in waiting}
+            changes, order = self._changes, list(self._by_path)
+        try:
+            folded: NameRows | None = self._exact.compacted(order)
+        except RuntimeError:  # a writer changed the overlay while it was read
+            folded = None
         with self._lock:
             symbols: dict[str, SymbolsOfFile] = dict(self._by_path)
             imports = {p: list(v) for p, v in self._imports.items()}
             names = None
             if self._loaded_in_base or not self._unindexed:  # every file's names are held
-                names = self._exact.compacted(list(symbols), hashed)
+                if folded is None or changes != self._changes:
+                    folded = self._exact.compacted(list(symbols))
+                names = folded
                 self._exact.adopt(names)
                 self._loaded_in_base = True
         return symbols, imports, names
