@@ -4,10 +4,11 @@ restart reads one file instead of scrolling every point of the store.
 A snapshot is only trusted while the store has not been written since it was saved: the indexer
 deletes it before its first write after loading or saving it (:meth:`StateSnapshot.invalidate`)
 and saves a fresh one after the writes are flushed. A crash between the two leaves no snapshot,
-and the next start rebuilds the state from the store as before. The format is JSON (never
-pickle: the cache folder is trusted no more than it has to be); a file with another version, an
-identity that does not match (store path, embedding model, schema) or one that does not parse is
-ignored and removed.
+and the next start rebuilds the state from the store as before. The format is a JSON header
+line, every file's symbols as JSON arrays, then the exact names' rows as two little-endian
+arrays (never pickle: the cache folder is trusted no more than it has to be, and every part is
+checked as it is read); a file with another version, an identity that does not match (store
+path, embedding model, schema) or one that does not parse is ignored and removed.
 """
 
 from __future__ import annotations

@@ -12,8 +12,10 @@ Two parts, the pattern of an immutable base plus a mutable overlay:
 :meth:`ExactNames.compacted` folds both into a new base when the snapshot is saved. A hash
 that collides only adds a file to read: callers check the names they decode.
 
-Not thread-safe by itself: :class:`~agentic_lsp.index.retrieval.symbols.SymbolTable` calls it
-under its lock.
+Not thread-safe by itself: :class:`~agentic_lsp.index.retrieval.symbol_store.SymbolStore`
+calls it under its lock, except :meth:`ExactNames.compacted`, which only reads and may raise
+``RuntimeError`` if a writer changes the overlay meanwhile (the store then folds again under
+the lock).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def name_hash(lowered: str) -> int:
 
 @dataclass(frozen=True)
 class NameRows:
-    """Rows ``(hash, file)`` sorted by hash (then file); ``file`` indexes :attr:`paths`."""
+    """Rows ``(hash, file)`` sorted by hash (one hash's rows in no particular order);
+    ``file`` indexes :attr:`paths`."""
 
     hashes: np.ndarray
     files: np.ndarray
@@ -96,9 +99,6 @@ class ExactNames:
         self._stale.clear()
         self._overlay.clear()
 
-    def in_base(self, path: str) -> bool:
-        return path in self._in_base and path not in self._stale
-
     def add(self, path: str, lowered: Iterable[str]) -> None:
         """``path`` defines these names (call :meth:`remove` for what it defined before)."""
         if path in self._in_base:
@@ -123,9 +123,9 @@ class ExactNames:
 
     def compacted(self, order: Sequence[str]) -> NameRows:
         """Base and overlay as one new base whose files index ``order`` (a file not in it is
-        left out); nothing here changes. The base's rows stay
-        in order and the overlay's few are sorted and merged in: linear in the rows, as it
-        runs at every save of the snapshot (rows of one hash are in no particular order)."""
+        left out); nothing here changes. The base's rows stay in order and the overlay's few
+        are sorted and merged in: linear in the rows, as it runs at every save of the
+        snapshot."""
         index = {path: i for i, path in enumerate(order)}
         base = self._base
         remap = np.fromiter(
