@@ -199,6 +199,11 @@ def test_saved_symbols_that_do_not_unpack_are_read_from_the_store(workspace, tex
     engine = open_engine(root, cache)
     try:
         assert engine.indexer.snapshot.valid  # the damage shows only when the file is read
+        table = engine.indexer.symbols
+        assert table._loaded_in_base and table._unindexed  # exact names saved, nothing indexed
+        assert [(r.path, r.symbol.qualname) for r in table.find("total")] == [
+            ("src/shop/cart.py", "Cart.total")
+        ]
         [(_, best)] = engine.indexer.symbols.fuzzy("Cart.total", limit=1)
         assert (best.path, best.symbol.qualname) == ("src/shop/cart.py", "Cart.total")
         assert "saved symbols of src/shop/cart.py do not unpack" in caplog.text

@@ -48,6 +48,10 @@ class SymbolTable(SymbolStore):
         if isinstance(held, PackedSymbols):
             try:
                 found = held.named(name, ignore_case=ignore_case)
+                if found == [] and ignore_case:
+                    # the exact names say it is here (a lookup in any case asks only such
+                    # files): a pack that lost it is damaged if its rows do not count up
+                    held.keys()
             except (ValueError, TypeError):
                 found = None  # damaged: symbols_in reads the store
         elif held is not None:
