@@ -40,7 +40,7 @@ State = tuple[dict, dict, dict]
 def state(engine: Engine) -> State:
     table = engine.indexer.symbols
     symbols = {p: table.symbols_in(p) for p in table.paths()}
-    _, imports, _ = table.export()
+    _, imports, *_ = table.export()
     records = {p: vars(r).copy() for p, r in engine.indexer.records.items()}
     return records, symbols, imports
 
@@ -135,8 +135,11 @@ def test_a_restart_answers_exact_lookups_from_the_saved_names_before_any_file_is
     workspace,
 ) -> None:
     root, cache = workspace
-    data, _ = read_snapshot(snapshot_file(cache))
+    saved = snapshot_file(cache)
+    data, blob = read_snapshot(saved)
     assert data["names"][0] >= 5  # a row per distinct name in a file
+    del data["keys"]  # exact names only: the fuzzy index waits for the warm
+    write_snapshot(saved, data, blob)
     engine = open_engine(root, cache)
     try:
         table = engine.indexer.symbols
@@ -163,11 +166,43 @@ def test_a_restart_answers_exact_lookups_from_the_saved_names_before_any_file_is
         again.indexer.close()
 
 
+def test_a_restart_with_the_fuzzy_base_indexes_nothing_and_answers_through_edits(
+    workspace,
+) -> None:
+    root, cache = workspace
+    data, _ = read_snapshot(snapshot_file(cache))
+    assert data["keys"][0] >= 5  # a line per distinct (name, qualname)
+    engine = open_engine(root, cache)
+    try:
+        table = engine.indexer.symbols
+        assert not table._unindexed and not table._to_index and not table._names.refs
+        [(_, best)] = table.fuzzy("Cart.tot", 1)
+        assert (best.path, best.symbol.qualname) == ("src/shop/cart.py", "Cart.total")
+        (root / "src/shop/cart.py").write_text(
+            "class Basket:\n    def total(self):\n        pass\n"
+        )
+        engine.indexer.update_paths(["src/shop/cart.py"], embed=False)
+        assert table.fuzzy("Cart.tot", 5) == []  # its base line's one file is stale
+        [(_, best)] = table.fuzzy("Basket.tot", 1)
+        assert best.symbol.qualname == "Basket.total"
+    finally:
+        engine.indexer.close()
+    again = open_engine(root, cache)  # the close saved the folded base
+    try:
+        table = again.indexer.symbols
+        assert not table._unindexed and not table._names.refs
+        assert [r.symbol.qualname for _, r in table.fuzzy("total", 5)] == ["Basket.total"]
+        assert table.fuzzy("retry", 1)[0][1].path == "web/retry.ts"
+    finally:
+        again.indexer.close()
+
+
 def test_a_snapshot_without_names_is_used_and_the_names_are_indexed(workspace) -> None:
     root, cache = workspace
     saved = snapshot_file(cache)
     data, blob = read_snapshot(saved)
     del data["names"]  # as an older version saved it
+    del data["keys"]
     write_snapshot(saved, data, blob)
     engine = open_engine(root, cache)
     try:
@@ -178,6 +213,8 @@ def test_a_snapshot_without_names_is_used_and_the_names_are_indexed(workspace) -
         assert table.export()[2] is not None  # every file indexed: names to save
     finally:
         engine.indexer.close()
+    data, _ = read_snapshot(saved)  # nothing changed, yet saved again at close, complete
+    assert data["names"][0] >= 5 and data["keys"][0] >= 5
 
 
 def _rows(hashes: list[int], files: list[int]) -> bytes:
@@ -200,7 +237,7 @@ def test_saved_symbols_that_do_not_unpack_are_read_from_the_store(workspace, tex
     try:
         assert engine.indexer.snapshot.valid  # the damage shows only when the file is read
         table = engine.indexer.symbols
-        assert table._loaded_in_base and table._unindexed  # exact names saved, nothing indexed
+        assert table._loaded_in_base and not table._names.refs  # saved names, none indexed
         assert [(r.path, r.symbol.qualname) for r in table.find("total")] == [
             ("src/shop/cart.py", "Cart.total")
         ]
@@ -283,6 +320,10 @@ def test_a_snapshot_that_does_not_match_the_store_is_never_used(workspace) -> No
         lambda d, b: header({**d, "names": [1.0, 0]}, b),
         lambda d, b: header({**d, "names": [2, len(b)]}, b + _rows([5, 3], [0, 0])),
         lambda d, b: header({**d, "names": [2, len(b)]}, b + _rows([3, 5], [0, 99])),
+        lambda d, b: header({**d, "keys": [10**6, 0, 0, 0, 0]}, b),
+        lambda d, b: header({**d, "keys": [1, 1, 1, 1]}, b),
+        lambda d, b: header({**d, "keys": [*d["keys"][:2], d["keys"][2] + 1, *d["keys"][3:]]}, b),
+        lambda d, b: header({**d, "keys": [*d["keys"][:4], d["keys"][4] + 1]}, b),
     ],
     ids=[
         "garbage",
@@ -301,6 +342,10 @@ def test_a_snapshot_that_does_not_match_the_store_is_never_used(workspace) -> No
         "names-not-int",
         "names-unsorted",
         "names-file-out-of-range",
+        "keys-past-the-end",
+        "keys-short",
+        "keys-text-size",
+        "keys-shifted",
     ],
 )
 def test_a_broken_or_foreign_snapshot_is_ignored_and_removed(workspace, damage) -> None:

@@ -168,12 +168,19 @@ def test_churn_leaves_no_duplicates_and_a_bounded_text() -> None:
     assert names._text.count("\n") == len(names._keys)
 
 
-def _loaded(source: SymbolTable, names: bool) -> SymbolTable:
+def _loaded(source: SymbolTable, saved: str | bool) -> SymbolTable:
     """A table filled as a restart fills it: :meth:`SymbolTable.load`, name indexes pending
-    (``names``: but for the exact names, from a saved base)."""
-    symbols, imports, rows = source.export()
+    but for those ``saved``: ``"names"`` (exact), ``"both"`` (exact and fuzzy) or none."""
+    symbols, imports, rows, keys = source.export()
+    saved = "names" if saved is True else saved or "none"
     table = SymbolTable()
-    table.load(list(symbols), symbols, imports, names=rows if names else None)
+    table.load(
+        list(symbols),
+        symbols,
+        imports,
+        names=rows if saved in ("names", "both") else None,
+        keys=keys if saved == "both" else None,
+    )
     return table
 
 
@@ -184,16 +191,16 @@ def _answers(table: SymbolTable) -> list[object]:
     return out
 
 
-@pytest.mark.parametrize("names", [False, True])
-def test_a_loaded_table_answers_before_its_name_indexes_are_warmed(names: bool) -> None:
+@pytest.mark.parametrize("names", ["none", "names", "both"])
+def test_a_loaded_table_answers_before_its_name_indexes_are_warmed(names: str) -> None:
     built, _ = _table(90)
     loaded = _loaded(built, names)
     assert _answers(loaded) == _answers(built)  # the first lookup indexes what is pending
     _same(loaded)
 
 
-@pytest.mark.parametrize("names", [False, True])
-def test_files_replaced_or_removed_before_warming_are_indexed_as_they_are_now(names: bool) -> None:
+@pytest.mark.parametrize("names", ["none", "names", "both"])
+def test_files_replaced_or_removed_before_warming_are_indexed_as_they_are_now(names: str) -> None:
     built, paths = _table(90)
     loaded = _loaded(built, names)
     rng = random.Random(5)
@@ -213,8 +220,8 @@ def test_files_replaced_or_removed_before_warming_are_indexed_as_they_are_now(na
     assert loaded.count() == built.count()
 
 
-@pytest.mark.parametrize("names", [False, True])
-def test_warming_beside_lookups_gives_the_same_answers(names: bool) -> None:
+@pytest.mark.parametrize("names", ["none", "names", "both"])
+def test_warming_beside_lookups_gives_the_same_answers(names: str) -> None:
     built, _ = _table(150)
     loaded = _loaded(built, names)
     loaded.WARM_BATCH = 7  # type: ignore[misc]  # many holds of the lock
@@ -226,8 +233,8 @@ def test_warming_beside_lookups_gives_the_same_answers(names: bool) -> None:
     assert _answers(loaded) == answers
 
 
-@pytest.mark.parametrize("names", [False, True])
-def test_warming_in_background_runs_one_thread_that_indexes_every_loaded_file(names: bool) -> None:
+@pytest.mark.parametrize("names", ["none", "names", "both"])
+def test_warming_in_background_runs_one_thread_that_indexes_every_loaded_file(names: str) -> None:
     built, _ = _table(60)
     loaded = _loaded(built, names)
     loaded.WARM_BATCH = 5  # type: ignore[misc]
@@ -277,7 +284,7 @@ def test_definitions_read_only_the_files_a_limit_returns_and_rank_as_a_full_sort
 
 def test_exact_lookups_from_saved_names_index_nothing_and_follow_changes() -> None:
     built, paths = _table(80)
-    loaded = _loaded(built, names=True)
+    loaded = _loaded(built, "names")
     assert loaded._loaded_in_base
     exact = [loaded.find(n) for n in ("handle", "HANDLE", "shared_name", "Srv", "missing")]
     exact.append(loaded.definitions("handle", paths[3], limit=4))
@@ -304,7 +311,7 @@ def test_exact_lookups_from_saved_names_index_nothing_and_follow_changes() -> No
     for name in [*defining, "missing"]:  # exactly the files defining it now: none stale
         for table in (built, loaded):
             assert sorted(table._exact.paths(name)) == sorted(defining.get(name, ())), name
-    saved = _loaded(loaded, names=True)  # folded into a new base: the same answers
+    saved = _loaded(loaded, "names")  # folded into a new base: the same answers
     assert len(loaded._exact._overlay) == 0
     for name in [*defining, "missing"]:
         assert sorted(saved._exact.paths(name)) == sorted(defining.get(name, ())), name
@@ -355,15 +362,15 @@ def test_find_with_a_limit_is_the_prefix_of_every_match_case_sensitive_first() -
 def test_the_warm_steps_aside_while_a_lookup_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(symbol_store, "YIELD_CAP_S", 10.0)  # no timing in the test: it waits
     built, _ = _table(200)
-    loaded = _loaded(built, names=True)
+    loaded = _loaded(built, "names")
     loaded.WARM_BATCH = 1  # type: ignore[misc]
     entered, release = threading.Event(), threading.Event()
     original = loaded._named
 
-    def slow_named(path: str, name: str, ignore_case: bool = False) -> list[Symbol]:
+    def slow_named(path: str, name: str, ignore_case: bool = False, **kw: bool) -> list[Symbol]:
         entered.set()
         release.wait(5)
-        return original(path, name, ignore_case)
+        return original(path, name, ignore_case, **kw)
 
     loaded._named = slow_named  # type: ignore[method-assign]
     finding = threading.Thread(target=loaded.find, args=("shared_name",))
@@ -388,17 +395,73 @@ def test_names_folded_while_a_file_changes_are_folded_again_under_the_lock() -> 
     fold = table._exact.compacted
     late = parse_file("late.py", "python", "def arrived_late():\n  pass\n").symbols
 
-    def writer_meanwhile(order: list[str]) -> NameRows:
-        folded = fold(order)
+    def writer_meanwhile(order: list[str], index: dict[str, int] | None = None) -> NameRows:
+        folded = fold(order, index)
         if "late.py" not in table._by_path:  # the first fold, outside the lock
             table.replace_file("late.py", late, [])
         return folded
 
     table._exact.compacted = writer_meanwhile  # type: ignore[method-assign]
-    symbols, _, names = table.export()
+    symbols, _, names, keys = table.export()
     assert names is not None and tuple(names.paths) == tuple(symbols)
+    assert keys is not None and tuple(keys.paths) == tuple(symbols)  # folded again too
     assert "late.py" in symbols
     loaded = SymbolTable()
     loaded.load(list(symbols), symbols, {}, names=names)
     assert [r.path for r in loaded.find("arrived_late")] == ["late.py"]
     assert loaded._unindexed == set(symbols)  # from the saved names, nothing indexed
+    with_keys = SymbolTable()
+    with_keys.load(list(symbols), symbols, {}, names=names, keys=keys)
+    assert not with_keys._unindexed  # nothing to warm: the fuzzy base has every key
+    assert [ref.path for _, ref in with_keys.fuzzy("arrived_late")] == ["late.py"]
+
+
+def test_a_saved_fuzzy_base_answers_like_a_scan_through_edits_and_folds() -> None:
+    built, paths = _table(90)
+    loaded = _loaded(built, "both")
+    assert not loaded._unindexed and not loaded._to_index  # nothing to warm
+    assert len(loaded._names.refs) == 0  # every key in the base
+    _same(loaded)
+    rng = random.Random(21)
+    for round_ in range(3):
+        for path in paths[round_::5]:
+            symbols = parse_file(path, "python", _module(rng, 100 + round_)).symbols
+            loaded.replace_file(path, symbols, [])
+        for path in paths[round_ + 1 :: 9]:
+            loaded.remove_file(path)
+        loaded.replace_file(
+            f"n{round_}.py", parse_file("n.py", "python", "def hndl_z():\n  pass\n").symbols, []
+        )
+        _same(loaded)  # base lines whose files went stale are left out
+        again = _loaded(loaded, "both")  # folded: the same answers, from a new base
+        _same(again)
+        assert len(loaded._names.refs) == 0 and not loaded._exact.stale
+        loaded = again
+
+
+def test_a_fuzzy_base_not_folded_keeps_the_names_base_it_reads_stale_files_from() -> None:
+    """Files keep changing through every fold outside the lock: the fuzzy names are not
+    folded under it (a lookup would wait), so the exact names must not be adopted either: the
+    fuzzy base reads the exact names' stale files, and a replaced file would count twice."""
+    table, paths = _table(40)
+    table.export()  # both bases
+    assert len(table._keys) and not len(table._names.refs)
+    rng = random.Random(5)
+    fold = table._exact.compacted
+    outside = iter(range(3))  # the three tries outside the lock; then the refold under it
+
+    def writer_meanwhile(order: list[str], index: dict[str, int] | None = None) -> NameRows:
+        folded = fold(order, index)
+        if next(outside, None) is not None:
+            path = rng.choice(paths)
+            table.replace_file(path, parse_file(path, "python", _module(rng, 7)).symbols, [])
+        return folded
+
+    table._exact.compacted = writer_meanwhile  # type: ignore[method-assign]
+    symbols, _, names, keys = table.export()
+    assert keys is None  # never folded under the lock
+    assert names is not None and tuple(names.paths) == tuple(symbols)  # saved all the same
+    _same(table)
+    loaded = SymbolTable()
+    loaded.load(list(symbols), symbols, {}, names=names)
+    _same(loaded)

@@ -117,9 +117,8 @@ class Indexer(DenseVectors):
         self.records = {row[0]: FileRecord(*row) for row in state.records}
         self.generation += 1
         fallback = partial(stored_symbols, self.store)
-        self.symbols.load(
-            list(self.records), state.symbols, state.imports, fallback, names=state.names
-        )
+        saved = (state.symbols, state.imports, fallback, state.names, state.keys)
+        self.symbols.load(list(self.records), *saved)
         return True  # name indexes: after the restart's walk (which they would slow 5x)
 
     def _store_changes(self) -> None:

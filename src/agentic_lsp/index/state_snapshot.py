@@ -25,6 +25,7 @@ from typing import Any
 from agentic_lsp.heap import collector_paused, trim_heap
 from agentic_lsp.index.packed_symbols import SYMBOL_FIELDS, PackedSymbols, SymbolsOfFile, pack
 from agentic_lsp.index.retrieval.exact_names import ROW_BYTES, NameRows
+from agentic_lsp.index.retrieval.fuzzy_base import KeyRows
 from agentic_lsp.index.storage.vector_store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ class State:
     symbols: dict[str, PackedSymbols]
     imports: dict[str, list[str]]
     names: NameRows | None = None  # exact names of the files in ``symbols``, in its order
+    keys: KeyRows | None = None  # the fuzzy index's base, of the same files
 
 
 class StateSnapshot:
@@ -50,7 +52,7 @@ class StateSnapshot:
         self.path = folder / FILE_NAME
         self.identity = identity
         self._valid = False  # a snapshot on disk matches the store (loaded or saved since)
-        self.outdated = False  # it does, but records' sizes/mtimes changed in memory since
+        self.outdated = False  # it does, but records changed in memory since (or it lacks names)
         self._lock = threading.Lock()
 
     @property
@@ -87,6 +89,7 @@ class StateSnapshot:
                     symbols,
                     {p: list(i) for p, i in data["imports"].items()},
                     _names(data.get("names"), blob, tuple(symbols)),
+                    _keys(data.get("keys"), blob, tuple(symbols)),
                 )
                 del data
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -94,7 +97,8 @@ class StateSnapshot:
             self._remove()
             return None
         trim_heap()  # the parsed header is garbage now
-        self._valid = True
+        # one without the name indexes (an older version's) is saved again once they are built
+        self._valid, self.outdated = True, state.keys is None
         return state
 
     def invalidate(self) -> None:
@@ -126,6 +130,7 @@ class StateSnapshot:
         symbols: dict[str, SymbolsOfFile],
         imports: dict[str, list[str]],
         names: NameRows | None = None,
+        keys: KeyRows | None = None,
     ) -> None:
         """Write the state (atomically, user-only) after the store's writes were flushed;
         ``records`` have the fields of :data:`RECORD_FIELDS`; ``names``: the exact names of the
@@ -144,10 +149,14 @@ class StateSnapshot:
             "symbols": ranges,
             "imports": imports,
         }
-        rows = b""
+        rows = [b""]
         if names is not None and tuple(names.paths) == tuple(packs):
-            rows = names.to_bytes()
+            rows = [names.to_bytes()]
             header["names"] = [len(names), offset]  # after the symbols
+            if keys is not None and tuple(keys.paths) == tuple(packs):
+                sections = keys.sections()
+                header["keys"] = [*keys.header(), offset + len(rows[0])]  # after the names
+                rows += sections
         tmp = self.path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
         with self._lock:
             try:
@@ -156,13 +165,14 @@ class StateSnapshot:
                     f.write(json.dumps(header, separators=(",", ":")).encode("ascii"))
                     f.write(b"\n")
                     f.writelines(packed.data for packed in packs.values())
-                    f.write(rows)
+                    f.writelines(rows)
                 os.replace(tmp, self.path)
             except OSError as exc:
                 log.info("could not save the index state snapshot: %s", exc)
                 tmp.unlink(missing_ok=True)
                 return
-            self._valid, self.outdated = True, False
+            # without the name indexes (files waited to be indexed), a later save completes it
+            self._valid, self.outdated = True, "keys" not in header
 
     def _remove(self) -> None:
         try:
@@ -187,6 +197,20 @@ def _names(value: Any, blob: memoryview, paths: tuple[str, ...]) -> NameRows | N
     if count < 0 or not 0 <= start <= len(blob) - count * ROW_BYTES:
         raise ValueError("the exact names out of range")
     return NameRows.from_buffer(blob[start : start + count * ROW_BYTES], count, paths)
+
+
+def _keys(value: Any, blob: memoryview, paths: tuple[str, ...]) -> KeyRows | None:
+    """The fuzzy base's ``[lines, entries, text bytes, keys bytes, start]`` (absent: an older
+    snapshot, or one saved while files waited to be indexed)."""
+    if value is None:
+        return None
+    if not (isinstance(value, list) and len(value) == 5 and all(type(v) is int for v in value)):
+        raise ValueError("the fuzzy names as five sizes expected")
+    lines, entries, text_size, keys_size, start = value
+    size = lines * 8 + (lines + 1) * 4 + entries * 4 + text_size + keys_size
+    if min(value) < 0 or start + size > len(blob):
+        raise ValueError("the fuzzy names out of range")
+    return KeyRows.read(blob[start : start + size], value[:4], paths)
 
 
 def _packed(value: Any, blob: memoryview) -> PackedSymbols:

@@ -21,8 +21,9 @@ the lock).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -41,6 +42,27 @@ def name_hash(lowered: str) -> int:
     """A lowercased name's 64-bit hash, the same in every process (unlike ``hash()``)."""
     data = lowered.encode("utf-8", "surrogatepass")
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def positions(order: Sequence[str]) -> dict[str, int]:
+    """Each file's position in ``order``."""
+    return {path: i for i, path in enumerate(order)}
+
+
+def remapped(
+    paths: Sequence[str], order: Sequence[str], index: Mapping[str, int], stale: Set[str]
+) -> np.ndarray:
+    """For each of ``paths`` (a base's files), its position in ``order``, or -1 where it is
+    stale or gone: one dict lookup per file in C (``map``), the few stale files cut out
+    after (a replaced file moves to the end of ``order``, so the two seldom match)."""
+    remap = np.fromiter(map(index.get, paths, repeat(-1)), dtype=np.int64, count=len(paths))
+    alive = np.ones(len(order) + 1, dtype=bool)  # the last: "gone" (-1)
+    alive[-1] = False
+    for path in stale:
+        i = index.get(path)
+        if i is not None:
+            alive[i] = False
+    return np.where(alive[remap], remap, -1)
 
 
 @dataclass(frozen=True)
@@ -99,6 +121,14 @@ class ExactNames:
         self._stale.clear()
         self._overlay.clear()
 
+    @property
+    def stale(self) -> set[str]:
+        """Base files replaced or removed since the base was made (do not change it)."""
+        return self._stale
+
+    def live_in_base(self, path: str) -> bool:
+        return path in self._in_base and path not in self._stale
+
     def add(self, path: str, lowered: Iterable[str]) -> None:
         """``path`` defines these names (call :meth:`remove` for what it defined before)."""
         if path in self._in_base:
@@ -121,18 +151,14 @@ class ExactNames:
             found = [p for p in found if p not in stale]
         return found + list(paths_of(self._overlay.get(lowered)))  # a base file there is stale
 
-    def compacted(self, order: Sequence[str]) -> NameRows:
+    def compacted(self, order: Sequence[str], index: Mapping[str, int] | None = None) -> NameRows:
         """Base and overlay as one new base whose files index ``order`` (a file not in it is
         left out); nothing here changes. The base's rows stay in order and the overlay's few
         are sorted and merged in: linear in the rows, as it runs at every save of the
-        snapshot."""
-        index = {path: i for i, path in enumerate(order)}
+        snapshot. ``index``: each file's position in ``order``, if the caller has it."""
+        index = positions(order) if index is None else index
         base = self._base
-        remap = np.fromiter(
-            (-1 if p in self._stale else index.get(p, -1) for p in base.paths),
-            dtype=np.int64,
-            count=len(base.paths),
-        )
+        remap = remapped(base.paths, order, index, self._stale)
         files = remap[base.files] if len(base) else np.zeros(0, np.int64)
         keep = files >= 0
         hashes, files = base.hashes[keep], files[keep]

@@ -53,6 +53,16 @@ def paths_of(found: Paths | None) -> tuple[str, ...]:
     return (found,) if isinstance(found, str) else tuple(found)
 
 
+def subsequence(lowered: str) -> re.Pattern[str] | None:
+    """A pattern matching, once per line at most, a line that holds ``lowered`` as a
+    subsequence: the first character, then each next one after a gap that excludes it (no
+    backtracking), then the rest of the line. ``None`` for a query no line can match."""
+    if not lowered or "\n" in lowered:
+        return None  # no qualname holds a line break
+    gaps = "".join(f"[^{re.escape(ch)}\n]*{re.escape(ch)}" for ch in lowered[1:])
+    return re.compile(f"{re.escape(lowered[0])}{gaps}[^\n]*")
+
+
 class NameIndex:
     """The paths defining each distinct ``(name, qualname)``, the keys as one searchable text.
 
@@ -93,19 +103,21 @@ class NameIndex:
                 del self._line_of[key]
                 self._dead += 1
 
+    @property
+    def refs(self) -> dict[NameKey, Paths]:
+        """Each key's paths (do not change it)."""
+        return self._refs
+
     def paths(self, key: NameKey) -> tuple[str, ...]:
         """The paths defining ``key`` now (none if it went)."""
         return paths_of(self._refs.get(key))
 
     def matching(self, lowered: str) -> list[NameKey]:
         """Keys whose lowercased ``qualname`` holds ``lowered`` as a subsequence."""
-        if not lowered or "\n" in lowered:
-            return []  # no qualname holds a line break
+        pattern = subsequence(lowered)
+        if pattern is None:
+            return []
         self._refresh()
-        # the first character, then each next one after a gap that excludes it (no
-        # backtracking), then the rest of the line: one match per line at most
-        gaps = "".join(f"[^{re.escape(ch)}\n]*{re.escape(ch)}" for ch in lowered[1:])
-        pattern = re.compile(f"{re.escape(lowered[0])}{gaps}[^\n]*")
         offsets = [match.start() for match in pattern.finditer(self._text)]
         if not offsets:
             return []

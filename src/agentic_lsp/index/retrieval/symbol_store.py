@@ -15,11 +15,14 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Concatenate, ParamSpec, TypeVar
 
+import numpy as np
+
 from agentic_lsp.foreground import YIELD_CAP_S, yield_to_editor
 from agentic_lsp.heap import collector_paused, settle_heap
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.packed_symbols import PackedSymbols, SymbolsOfFile, pack
-from agentic_lsp.index.retrieval.exact_names import ExactNames, NameRows
+from agentic_lsp.index.retrieval.exact_names import ExactNames, NameRows, positions
+from agentic_lsp.index.retrieval.fuzzy_base import KeyRows, fold
 from agentic_lsp.index.retrieval.name_index import NameIndex, NameKey
 
 log = logging.getLogger(__name__)
@@ -71,7 +74,9 @@ class SymbolStore:
         self._fallback: Callable[[str], list[Symbol]] | None = None
         self._imports: dict[str, list[str]] = {}
         self._exact = ExactNames()  # lowercased name -> paths
-        self._names = NameIndex()
+        self._names = NameIndex()  # the fuzzy index: files indexed since its base was made
+        self._keys = KeyRows.empty()  # ... and its base (the snapshot's, or the last fold)
+        self._live = np.zeros(0, np.int64)  # files of each base line not stale yet
         self._unindexed: set[str] = set()  # loaded, not yet in the fuzzy index
         self._loaded_in_base = False  # ... but in the exact names' base (the snapshot had it)
         self._to_index: list[str] = []  # the same, in load order (may hold paths since gone)
@@ -109,6 +114,7 @@ class SymbolStore:
         imports: Mapping[str, list[str]],
         fallback: Callable[[str], list[Symbol]] | None = None,
         names: NameRows | None = None,
+        keys: KeyRows | None = None,
     ) -> None:
         """:meth:`replace_file` for each of ``paths``, at once (a restart's saved state): an
         empty table skips dropping what is not there, takes ``names`` (the exact names of the
@@ -128,6 +134,9 @@ class SymbolStore:
                 if names is not None and set(names.paths) == self._unindexed:
                     self._exact.adopt(names)
                     self._loaded_in_base = True
+                    if keys is not None and tuple(keys.paths) == tuple(names.paths):
+                        self._adopt_keys(keys)  # nothing left to index: no warm
+                        self._unindexed, self._to_index = set(), []
                 elif names is not None:
                     log.warning("saved exact names do not describe the saved files: ignored")
                 return
@@ -201,8 +210,43 @@ class SymbolStore:
             self._exact.remove(path, ())
             return
         keys = set(old.keys())  # it read when it was indexed (or was packed here)
+        if len(self._keys) and self._exact.live_in_base(path):
+            for key in keys:  # its base lines lose a file
+                line = self._keys.line_of(key)
+                if line is not None:
+                    self._live[line] -= 1
         self._names.remove(path, keys)
         self._exact.remove(path, {name.lower() for name, _ in keys})
+
+    def _adopt_keys(self, rows: KeyRows) -> None:
+        """Make ``rows`` the fuzzy index's base (describing the exact names' base files). Lock
+        held."""
+        self._keys, self._names = rows, NameIndex()
+        self._live = np.diff(rows.ptr).astype(np.int64)
+
+    def _fuzzy_keys(self, lowered: str) -> dict[NameKey, int]:
+        """Keys whose lowercased qualname holds ``lowered`` as a subsequence, each with its
+        base line (-1: in the overlay only); a base line whose files are all stale is left
+        out. Lock held."""
+        rows = self._keys
+        found: dict[NameKey, int] = {}
+        if len(rows):
+            lines = np.asarray(rows.matching(lowered), dtype=np.int64)
+            if len(lines):
+                lines = lines[self._live[lines] > 0]
+            found = {rows.key(line): line for line in lines.tolist()}
+        for key in self._names.matching(lowered):
+            found.setdefault(key, -1)
+        return found
+
+    def _key_paths(self, key: NameKey, line: int) -> list[str]:
+        """The files defining ``key`` now, ``line`` its base line (-1: none). Lock held."""
+        paths = list(self._names.paths(key))
+        if line >= 0:
+            rows, stale = self._keys, self._exact.stale
+            from_base = (rows.paths[i] for i in rows.file_ids(line).tolist())
+            paths += [p for p in from_base if p not in stale]
+        return paths
 
     def _exact_paths(self, lowered: str) -> list[str]:
         """Files defining a name whose lowercase is ``lowered``; loaded files that are not in
@@ -263,31 +307,52 @@ class SymbolStore:
 
     def export(
         self,
-    ) -> tuple[dict[str, SymbolsOfFile], dict[str, list[str]], NameRows | None]:
-        """Every file's symbols (packed) and imports (copies of the lists), and the exact names
-        of the same files in the same order, folded into one base that the table keeps (none
-        while a file waits to be indexed), for the state snapshot.
+    ) -> tuple[dict[str, SymbolsOfFile], dict[str, list[str]], NameRows | None, KeyRows | None]:
+        """Every file's symbols (packed) and imports (read only), and the exact and
+        fuzzy names of the same files in the same order, each folded into one base that the
+        table keeps (none while a file waits to be indexed for it), for the state snapshot.
 
-        The names are folded outside the lock (after a store rebuild at 50,000 files, 360,000
-        names to hash: the whole export took 1.4 s), then kept if nothing changed meanwhile,
-        else folded again under it."""
-        with self._lock:
-            changes, order = self._changes, list(self._by_path)
-        try:
-            folded: NameRows | None = self._exact.compacted(order)
-        except RuntimeError:  # a writer changed the overlay while it was read
-            folded = None
+        Both are folded outside the lock (after a cold index at 51,732 files, 360,000 names and
+        552,000 keys: ~6 s), up to three times while files change meanwhile. Then the exact
+        names are folded again under it (linear numpy work on a base), but never the fuzzy
+        ones, which a lookup would wait for: the snapshot then goes without them and a restart
+        indexes them as before."""
+        names: NameRows | None = None
+        keys: KeyRows | None = None
+        for _attempt in range(3):
+            with self._lock:
+                changes, order = self._changes, list(self._by_path)
+                keys_base, stale = self._keys, set(self._exact.stale)
+                overlay, fuzzy_ready = self._names.refs, not self._unindexed
+            try:
+                index = positions(order)
+                names = self._exact.compacted(order, index)
+                keys = fold(keys_base, stale, overlay, order, index) if fuzzy_ready else None
+            except RuntimeError:  # a writer changed an overlay while it was read
+                names = keys = None
+                continue
+            with self._lock:
+                if changes == self._changes:
+                    break
         with self._lock:
             symbols: dict[str, SymbolsOfFile] = dict(self._by_path)
-            imports = {p: list(v) for p, v in self._imports.items()}
-            names = None
-            if self._loaded_in_base or not self._unindexed:  # every file's names are held
-                if folded is None or changes != self._changes:
-                    folded = self._exact.compacted(list(symbols))
-                names = folded
+            imports = dict(self._imports)  # its lists are replaced, never changed in place
+            if changes != self._changes:
+                names = keys = None
+            if self._unindexed:
+                keys = None
+            if not (self._loaded_in_base or not self._unindexed):
+                names = None
+            elif names is None:
+                names = self._exact.compacted(list(symbols))
+            if keys is not None:
+                self._adopt_keys(keys)
+            if names is not None and (keys is not None or not len(self._keys)):
+                # the fuzzy base reads the exact names' stale files: never one base without
+                # the other (the names are saved all the same)
                 self._exact.adopt(names)
                 self._loaded_in_base = True
-        return symbols, imports, names
+        return symbols, imports, names, keys
 
     def count(self) -> int:
         with self._lock:

@@ -37,9 +37,12 @@ def _rank(item: tuple[float, SymbolRef]) -> tuple[float, str, int, int, str]:
 class SymbolTable(SymbolStore):
     """Exact, fuzzy and ranked lookups over a :class:`SymbolStore`."""
 
-    def _named(self, path: str, name: str, ignore_case: bool = False) -> list[Symbol]:
+    def _named(
+        self, path: str, name: str, ignore_case: bool = False, listed: bool = True
+    ) -> list[Symbol]:
         """``path``'s symbols called ``name`` (any case: ``ignore_case``), decoding only their
-        rows where the file is not among the recent ones. Lock not held."""
+        rows where the file is not among the recent ones. ``listed``: a name index says the
+        file defines it, so a pack without it is checked for damage. Lock not held."""
         with self._lock:
             held: list[Symbol] | PackedSymbols | None = self._recent.get(path)
             if held is None:
@@ -48,9 +51,9 @@ class SymbolTable(SymbolStore):
         if isinstance(held, PackedSymbols):
             try:
                 found = held.named(name, ignore_case=ignore_case)
-                if found == [] and ignore_case:
-                    # the exact names say it is here (a lookup in any case asks only such
-                    # files): a pack that lost it is damaged if its rows do not count up
+                if found == [] and listed:
+                    # an index says it is here: a pack that lost it is damaged if its rows
+                    # do not count up (nothing else reads every pack after a restart)
                     held.keys()
             except (ValueError, TypeError):
                 found = None  # damaged: symbols_in reads the store
@@ -66,7 +69,7 @@ class SymbolTable(SymbolStore):
     ) -> list[SymbolRef]:
         """``path``'s definitions of ``name`` (its last part ``short``, in any case unless
         ``ignore_case`` is false)."""
-        found = self._named(path, short, ignore_case=ignore_case)
+        found = self._named(path, short, ignore_case=ignore_case, listed=ignore_case)
         return [SymbolRef(path, s) for s in found if s.qualname == name or "." not in name]
 
     @lookup
@@ -106,7 +109,8 @@ class SymbolTable(SymbolStore):
         lowered, size = query.lower(), len(query)
         with self._lock:
             self._index_pending()
-            keys = self._names.matching(lowered)
+            found = self._fuzzy_keys(lowered)
+        keys = list(found)
         prefixed: list[NameKey] = []
         others: list[NameKey] = []
         for key in keys:
@@ -132,7 +136,7 @@ class SymbolTable(SymbolStore):
             previous = value
             name, qualname = key = candidates[index]
             with self._lock:
-                paths = self._names.paths(key)
+                paths = self._key_paths(key, found[key])
             scored.extend(
                 (value, SymbolRef(p, s))
                 for p in paths
