@@ -137,11 +137,6 @@ class KeyRows:
         name, _, qualname = self.keys[start:end].partition("\t")
         return (name, qualname) if qualname else (name, name)
 
-    def lowered(self, line: int) -> str:
-        start = int(self.starts[line])
-        end = int(self.starts[line + 1]) - 1 if line + 1 < len(self) else len(self.text) - 1
-        return self.text[start:end]
-
     def file_ids(self, line: int) -> np.ndarray:
         return self.files[int(self.ptr[line]) : int(self.ptr[line + 1])]
 

@@ -315,8 +315,8 @@ class SymbolStore:
         Both are folded outside the lock (after a cold index at 51,732 files, 360,000 names and
         552,000 keys: ~6 s), up to three times while files change meanwhile. Then the exact
         names are folded again under it (linear numpy work on a base), but never the fuzzy
-        ones, which a lookup would wait for: the snapshot then goes without them and a restart
-        indexes them as before."""
+        ones, which a lookup would wait for: the snapshot then goes without them (and stays
+        outdated, so the next save writes them)."""
         names: NameRows | None = None
         keys: KeyRows | None = None
         for _attempt in range(3):
