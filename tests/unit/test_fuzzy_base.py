@@ -61,8 +61,14 @@ def test_folds_equal_a_dict_of_base_and_overlay_over_many_rounds() -> None:
         # the fold computes where lines start from their lengths: as reading the text would
         assert base.starts.tolist() == _line_starts(base.text).tolist()
         assert base.key_starts.tolist() == _line_starts(base.keys).tolist()
-        again = KeyRows.read(memoryview(b"".join(base.sections())), base.header(), base.paths)
+        every = np.arange(len(base), dtype=np.int64)
+        assert base.keys_of(every) == [base.key(line) for line in range(len(base))]
+        assert base.keys_of(every[::-2]) == [base.key(line) for line in every[::-2].tolist()]
+        data = b"".join(base.sections())
+        again = KeyRows.read(memoryview(data), base.header(), base.paths)
         assert _mapping(again) == expected
+        raw = np.frombuffer(data, dtype=np.uint8)  # read as views of the bytes, not copies
+        assert all(np.shares_memory(a, raw) for a in (again.hashes, again.ptr, again.files))
         for query in ("g", "get", "kelvin", "ü", ".", "zz"):
             lines = again.matching(query)
             found = {again.key(line) for line in lines}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import random
 import re
+import sys
 import threading
 
 import pytest
@@ -465,3 +466,64 @@ def test_a_fuzzy_base_not_folded_keeps_the_names_base_it_reads_stale_files_from(
     loaded = SymbolTable()
     loaded.load(list(symbols), symbols, {}, names=names)
     _same(loaded)
+
+
+def _named_symbols(rng: random.Random, i: int) -> list[Symbol]:
+    """Symbols a parser would not give: any case, names that are not their qualname's last
+    part, dots inside names, non-ASCII (the Kelvin sign lowercases to an ASCII "k")."""
+    parts = ["get", "Get_item", "GETTER", "kelvin", "\u212aelvin", "gét", "g.et", "getitem", "g"]
+    out = []
+    for j in range(6):
+        name = rng.choice(parts) + rng.choice(["", "_x", "Item", str(j)])
+        qualname = rng.choice([name, f"Cls{i % 3}.{name}", f"{rng.choice(parts)}.{name}", "Other"])
+        out.append(Symbol(name, qualname, "function", j + 1, j + 1, j + 1, 0, "", "", None))
+    return out
+
+
+@pytest.mark.parametrize("saved", ["both", "none"])
+@pytest.mark.parametrize("with_i_dot", [False, True])
+def test_prefix_scores_from_lengths_equal_scores_of_the_names(
+    with_i_dot: bool, saved: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Broad queries score their prefix matches from lengths (the saved base's from its line
+    lengths, without decoding the keys; the overlay's from the names): the same answers as a
+    scan, whatever the names (with an "İ", whose lowercase is longer, the base's are decoded
+    instead)."""
+    rng = random.Random(8)
+    table = SymbolTable()
+    for i in range(60):
+        table.replace_file(f"m{i}.py", _named_symbols(rng, i), [])
+    if with_i_dot:
+        table.replace_file("i.py", [Symbol("get\u0130", "get\u0130", "function", 1, 1, 1, 0,
+                                           "", "", None)], [])  # fmt: skip
+    loaded = _loaded(table, saved)
+    queries = ["g", "get", "GET", "get_", "k", "kelvin", "g.e", "getitem", "cls", "o", "x"]
+    decoded = 0
+    keys_of = type(loaded._keys).keys_of
+
+    def counting(rows: object, lines: object) -> object:
+        nonlocal decoded
+        decoded += 1
+        return keys_of(rows, lines)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(loaded._keys), "keys_of", counting)
+    for query in queries:
+        for limit in (1, 3, 10, 50, 1000):
+            assert loaded.fuzzy(query, limit) == fuzzy_scan(loaded, query, limit), (query, limit)
+    lookups = len(queries) * 5
+    if saved == "none":
+        assert not len(loaded._keys)  # every key in the overlay
+    elif with_i_dot:
+        assert decoded == lookups  # every lookup decoded its matches
+    else:
+        assert decoded < lookups / 2  # most were answered from the lengths
+    loaded.replace_file("m1.py", _named_symbols(rng, 99), [])  # an overlay beside the base
+    loaded.remove_file("m2.py")
+    for query in queries:
+        for limit in (1, 3, 50):
+            assert loaded.fuzzy(query, limit) == fuzzy_scan(loaded, query, limit), (query, limit)
+
+
+def test_only_one_character_lowercases_to_a_different_length() -> None:
+    """What scoring prefix matches from lengths relies on (a key holding it is decoded)."""
+    assert [c for c in range(sys.maxunicode + 1) if len(chr(c).lower()) != 1] == [0x130]

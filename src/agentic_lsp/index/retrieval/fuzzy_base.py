@@ -22,10 +22,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from agentic_lsp.index.retrieval.exact_names import positions, remapped
+from agentic_lsp.index.retrieval.exact_names import aligned, positions, remapped
+from agentic_lsp.index.retrieval.fuzzy import prefix_score
 from agentic_lsp.index.retrieval.name_index import NameKey, Paths, paths_of, subsequence
 
 HASH = np.dtype("<u8")
@@ -113,11 +115,13 @@ class KeyRows:
             raise ValueError("key rows of the wrong size")
         cuts = np.cumsum([0, *widths]).tolist()
         part = [data[cuts[i] : cuts[i + 1]] for i in range(5)]
-        hashes = np.frombuffer(part[0], dtype=HASH).copy()
-        ptr = np.frombuffer(part[1], dtype=INDEX).copy()
-        files = np.frombuffer(part[2], dtype=INDEX).copy()
-        text = bytes(part[3]).decode("utf-8", "surrogatepass")
-        keys = bytes(part[4]).decode("utf-8", "surrogatepass")
+        # views of the snapshot's bytes, which its packed symbols keep alive anyway (copied
+        # only where unaligned)
+        hashes = aligned(np.frombuffer(part[0], dtype=HASH))
+        ptr = aligned(np.frombuffer(part[1], dtype=INDEX))
+        files = aligned(np.frombuffer(part[2], dtype=INDEX))
+        text = str(part[3], "utf-8", "surrogatepass")
+        keys = str(part[4], "utf-8", "surrogatepass")
         if (
             int(ptr[0]) != 0
             or int(ptr[-1]) != entries
@@ -136,6 +140,58 @@ class KeyRows:
         end = int(self.key_starts[line + 1]) - 1 if line + 1 < len(self) else len(self.keys) - 1
         name, _, qualname = self.keys[start:end].partition("\t")
         return (name, qualname) if qualname else (name, name)
+
+    def keys_of(self, lines: np.ndarray) -> list[NameKey]:
+        """:meth:`key` of each of ``lines`` in one pass: the starts read as one list, not as
+        numpy scalars per line (a broad query matches ~300,000 lines at 51,732 files)."""
+        if not len(lines):
+            return []
+        text, last = self.keys, len(self) - 1
+        starts = self.key_starts[lines].tolist()
+        ends = np.where(
+            lines < last, self.key_starts[np.minimum(lines + 1, last)], len(text)
+        ).tolist()
+        out: list[NameKey] = []
+        for start, end in zip(starts, ends, strict=True):
+            name, _, qualname = text[start : end - 1].partition("\t")
+            out.append((name, qualname) if qualname else (name, name))
+        return out
+
+    @cached_property
+    def _lowering_keeps_lengths(self) -> bool:
+        # "İ" is the one character whose lowercase is longer (two characters)
+        return "\u0130" not in self.keys
+
+    def prefix_scores(self, query: str, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Of ``lines``, those whose name or qualname starts with ``query`` (ASCII) ignoring
+        case, with the score :meth:`SymbolTable.fuzzy` gives them, computed from the lines'
+        lengths instead of decoding every key (a broad query matches ~140,000 lines at 51,732
+        files): ``max(name, 0.95 * qualname)`` of
+        :func:`~agentic_lsp.index.retrieval.fuzzy.fuzzy_score`'s prefix score, the same
+        operations (1.0 for the whole name, else ``0.9 + 0.1 * len(query) / len(name)``). A
+        side that is not a prefix scores at most 0.85 (0.8075 as a qualname), below any prefix
+        score (0.855 as a qualname), so it never decides. ``None`` where a length would not be
+        the lowercased name's (a non-ASCII query, a key holding "İ")."""
+        if not query.isascii() or not self._lowering_keeps_lengths:
+            return None
+        lowered, size, last = query.lower(), len(query), len(self) - 1
+        following = np.minimum(lines + 1, max(last, 0))
+        starts = self.starts[lines]
+        qual = np.where(lines < last, self.starts[following], len(self.text)) - 1 - starts
+        key_starts = self.key_starts[lines]
+        whole = np.where(lines < last, self.key_starts[following], len(self.keys)) - 1 - key_starts
+        name = np.where(whole == qual, qual, whole - 1 - qual)  # a key line: name<TAB>qualname
+        text, keys = self.text, self.keys
+        qual_hit = np.fromiter((text.startswith(lowered, at) for at in starts.tolist()), bool)
+        name_hit = np.fromiter(
+            (keys[at : at + size].lower() == lowered for at in key_starts.tolist()), bool
+        )
+        name_hit &= name >= size
+        hit = qual_hit | name_hit
+        qual, name = qual[hit].astype(np.float64), name[hit].astype(np.float64)
+        by_qual = np.where(qual_hit[hit], prefix_score(qual, size), 0.0)
+        by_name = np.where(name_hit[hit], prefix_score(name, size), 0.0)
+        return lines[hit], np.maximum(by_name, 0.95 * by_qual)
 
     def file_ids(self, line: int) -> np.ndarray:
         return self.files[int(self.ptr[line]) : int(self.ptr[line + 1])]

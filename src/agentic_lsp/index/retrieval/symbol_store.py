@@ -224,23 +224,27 @@ class SymbolStore:
         self._keys, self._names = rows, NameIndex()
         self._live = np.diff(rows.ptr).astype(np.int64)
 
-    def _fuzzy_keys(self, lowered: str) -> dict[NameKey, int]:
-        """Keys whose lowercased qualname holds ``lowered`` as a subsequence, each with its
-        base line (-1: in the overlay only); a base line whose files are all stale is left
-        out. Lock held."""
+    def _fuzzy_matches(self, lowered: str) -> tuple[KeyRows, np.ndarray, list[NameKey]]:
+        """The base, its lines whose lowercased qualname holds ``lowered`` as a subsequence
+        (but not those whose files are all stale), and the overlay's keys that do. Lock held."""
         rows = self._keys
-        found: dict[NameKey, int] = {}
+        lines = np.zeros(0, np.int64)
         if len(rows):
             lines = np.asarray(rows.matching(lowered), dtype=np.int64)
             if len(lines):
                 lines = lines[self._live[lines] > 0]
-            found = {rows.key(line): line for line in lines.tolist()}
-        for key in self._names.matching(lowered):
-            found.setdefault(key, -1)
-        return found
+        return rows, lines, list(self._names.matching(lowered))
 
-    def _key_paths(self, key: NameKey, line: int) -> list[str]:
-        """The files defining ``key`` now, ``line`` its base line (-1: none). Lock held."""
+    def _base_line(self, key: NameKey) -> int:
+        """``key``'s base line, -1 if the base lacks it or has no live file for it. Lock held."""
+        line = self._keys.line_of(key) if len(self._keys) else None
+        return -1 if line is None or self._live[line] <= 0 else line
+
+    def _key_paths(self, key: NameKey, line: int, rows: KeyRows | None = None) -> list[str]:
+        """The files defining ``key`` now, ``line`` its base line (-1: none) in ``rows`` (a
+        base a save may have replaced since). Lock held."""
+        if rows is not None and rows is not self._keys:
+            line = self._base_line(key)
         paths = list(self._names.paths(key))
         if line >= 0:
             rows, stale = self._keys, self._exact.stale

@@ -21,7 +21,7 @@ import numpy as np
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.packed_symbols import PackedSymbols
 from agentic_lsp.index.results import SymbolRef
-from agentic_lsp.index.retrieval.fuzzy import fuzzy_scores
+from agentic_lsp.index.retrieval.fuzzy import fuzzy_scores, prefix_score
 from agentic_lsp.index.retrieval.name_index import NameKey
 from agentic_lsp.index.retrieval.symbol_store import SymbolStore, lookup
 
@@ -32,6 +32,46 @@ def _rank(item: tuple[float, SymbolRef]) -> tuple[float, str, int, int, str]:
     """Best score first, then path and position (then column and qualname: never a tie)."""
     symbol = item[1].symbol
     return (-item[0], item[1].path, symbol.start_line, symbol.name_col, symbol.qualname)
+
+
+def _prefixed(key: NameKey, lowered: str, size: int) -> bool:
+    name, qualname = key
+    return name[:size].lower() == lowered or qualname[:size].lower() == lowered
+
+
+def _hits(lowered: str, keys: list[NameKey], side: int) -> np.ndarray:
+    """Whether each key's name (side 0) or qualname (1) starts with ``lowered``, ignoring case."""
+    size = len(lowered)
+    return np.fromiter((key[side][:size].lower() == lowered for key in keys), bool, len(keys))
+
+
+def _prefix_scores(
+    lowered: str,
+    keys: list[NameKey],
+    names: np.ndarray | None = None,
+    qualnames: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`_scores` of keys that all have a prefix match of ``lowered`` (ASCII), from
+    lengths: the side that is no prefix never decides (see :meth:`KeyRows.prefix_scores`).
+    ``names``/``qualnames``: which sides are prefix matches, if known."""
+    size, count = len(lowered), len(keys)
+    by_side = []
+    for side, hit in ((0, names), (1, qualnames)):
+        if hit is None:
+            hit = _hits(lowered, keys, side)
+        lengths = np.fromiter(  # what fuzzy_score measures: the lowercased candidate
+            (len(t) if t.isascii() else len(t.lower()) for t in (key[side] for key in keys)),
+            np.float64,
+            count,
+        )
+        by_side.append(np.where(hit, prefix_score(lengths, size), 0.0))
+    return np.maximum(by_side[0], 0.95 * by_side[1])
+
+
+def _scores(query: str, keys: list[NameKey]) -> np.ndarray:
+    """``max(name, 0.95 * qualname)`` of :func:`fuzzy_scores`, per key."""
+    names = fuzzy_scores(query, [name for name, _ in keys])
+    return np.maximum(names, 0.95 * fuzzy_scores(query, [qualname for _, qualname in keys]))
 
 
 class SymbolTable(SymbolStore):
@@ -103,28 +143,46 @@ class SymbolTable(SymbolStore):
         at least ``limit`` names (or qualified names) start with the query only those are
         scored: a prefix match scores above 0.85, the best any other match can reach (the
         count is of distinct names, at most that of symbols: more is scored, never less).
+        The saved base's prefix matches are scored from their lengths, without decoding
+        their keys (:meth:`KeyRows.prefix_scores`).
         """
         if not query:
             return []
         lowered, size = query.lower(), len(query)
+        extra: list[NameKey] = []
         with self._lock:
             self._index_pending()
-            found = self._fuzzy_keys(lowered)
-        keys = list(found)
-        prefixed: list[NameKey] = []
-        others: list[NameKey] = []
-        for key in keys:
-            name, qualname = key
-            if name[:size].lower() == lowered or qualname[:size].lower() == lowered:
-                prefixed.append(key)
+            rows, lines, overlay = self._fuzzy_matches(lowered)
+            tier = rows.prefix_scores(query, lines) if len(lines) >= limit else None
+            if tier is not None and len(tier[0]) >= limit:
+                # the overlay's prefix matches that are not a live base line already
+                extra = [k for k in overlay if _prefixed(k, lowered, size)]
+                extra = [k for k in extra if self._base_line(k) < 0]
+        keys: list[NameKey | None]
+        if tier is not None and len(tier[0]) >= limit:
+            base_lines, base_scores = tier
+            keys = [None] * len(base_lines) + list(extra)
+            on_line = base_lines.tolist() + [-1] * len(extra)
+            score = np.concatenate([base_scores, _prefix_scores(lowered, extra)])
+        else:
+            found = dict(zip(rows.keys_of(lines), lines.tolist(), strict=True))
+            for key in overlay:
+                found.setdefault(key, -1)
+            every = list(found)
+            names, qualnames = _hits(lowered, every, 0), _hits(lowered, every, 1)
+            prefixed = names | qualnames
+            chosen = np.flatnonzero(prefixed)
+            if len(chosen) >= limit and query.isascii():
+                picked = [every[i] for i in chosen.tolist()]
+                score = _prefix_scores(lowered, picked, names[chosen], qualnames[chosen])
             else:
-                others.append(key)
-        candidates = prefixed if len(prefixed) >= limit else prefixed + others
+                if len(chosen) < limit:
+                    chosen = np.concatenate([chosen, np.flatnonzero(~prefixed)])
+                picked = [every[i] for i in chosen.tolist()]
+                score = _scores(query, picked)
+            keys, on_line = list(picked), [found[key] for key in picked]
         # A score belongs to a name, not to each of its symbols: score the names, then expand
         # only the best score groups holding ``limit`` symbols (a whole group, for its ties).
-        names = fuzzy_scores(query, [name for name, _ in candidates])
-        qualnames = fuzzy_scores(query, [qualname for _, qualname in candidates])
-        score = np.maximum(names, 0.95 * qualnames)  # max(name, 0.95 * qualname), per name
         best = np.flatnonzero(score > 0)
         best = best[np.argsort(-score[best], kind="stable")]
         scored: list[tuple[float, SymbolRef]] = []
@@ -134,9 +192,10 @@ class SymbolTable(SymbolStore):
             if len(scored) >= limit and value != previous:
                 break
             previous = value
-            name, qualname = key = candidates[index]
+            line = on_line[index]
+            name, qualname = key = keys[index] or rows.key(line)
             with self._lock:
-                paths = self._key_paths(key, found[key])
+                paths = self._key_paths(key, line, rows)
             scored.extend(
                 (value, SymbolRef(p, s))
                 for p in paths
