@@ -27,7 +27,7 @@ from functools import cached_property
 import numpy as np
 
 from agentic_lsp.index.retrieval.exact_names import aligned, positions, remapped
-from agentic_lsp.index.retrieval.fuzzy import prefix_score
+from agentic_lsp.index.retrieval.fuzzy import key_prefix_scores
 from agentic_lsp.index.retrieval.name_index import NameKey, Paths, paths_of, subsequence
 
 HASH = np.dtype("<u8")
@@ -42,6 +42,13 @@ def key_hash(key: NameKey) -> int:
 def _key_line(key: NameKey) -> str:
     name, qualname = key
     return qualname if name == qualname else f"{name}\t{qualname}"
+
+
+def _ends(starts: np.ndarray, lines: np.ndarray, total: int) -> np.ndarray:
+    """Where each of ``lines`` ends (its line break included), given where every line
+    starts and the text's length."""
+    last = len(starts) - 1
+    return np.where(lines < last, starts[np.minimum(lines + 1, max(last, 0))], total)
 
 
 def _line_starts(text: str) -> np.ndarray:
@@ -146,11 +153,9 @@ class KeyRows:
         numpy scalars per line (a broad query matches ~300,000 lines at 51,732 files)."""
         if not len(lines):
             return []
-        text, last = self.keys, len(self) - 1
+        text = self.keys
         starts = self.key_starts[lines].tolist()
-        ends = np.where(
-            lines < last, self.key_starts[np.minimum(lines + 1, last)], len(text)
-        ).tolist()
+        ends = _ends(self.key_starts, lines, len(text)).tolist()
         out: list[NameKey] = []
         for start, end in zip(starts, ends, strict=True):
             name, _, qualname = text[start : end - 1].partition("\t")
@@ -174,24 +179,22 @@ class KeyRows:
         the lowercased name's (a non-ASCII query, a key holding "İ")."""
         if not query.isascii() or not self._lowering_keeps_lengths:
             return None
-        lowered, size, last = query.lower(), len(query), len(self) - 1
-        following = np.minimum(lines + 1, max(last, 0))
-        starts = self.starts[lines]
-        qual = np.where(lines < last, self.starts[following], len(self.text)) - 1 - starts
-        key_starts = self.key_starts[lines]
-        whole = np.where(lines < last, self.key_starts[following], len(self.keys)) - 1 - key_starts
-        name = np.where(whole == qual, qual, whole - 1 - qual)  # a key line: name<TAB>qualname
+        lowered, size = query.lower(), len(query)
         text, keys = self.text, self.keys
+        starts, key_starts = self.starts[lines], self.key_starts[lines]
+        qual = _ends(self.starts, lines, len(text)) - 1 - starts
+        whole = _ends(self.key_starts, lines, len(keys)) - 1 - key_starts
+        name = np.where(whole == qual, qual, whole - 1 - qual)  # a key line: name<TAB>qualname
         qual_hit = np.fromiter((text.startswith(lowered, at) for at in starts.tolist()), bool)
         name_hit = np.fromiter(
             (keys[at : at + size].lower() == lowered for at in key_starts.tolist()), bool
         )
         name_hit &= name >= size
         hit = qual_hit | name_hit
-        qual, name = qual[hit].astype(np.float64), name[hit].astype(np.float64)
-        by_qual = np.where(qual_hit[hit], prefix_score(qual, size), 0.0)
-        by_name = np.where(name_hit[hit], prefix_score(name, size), 0.0)
-        return lines[hit], np.maximum(by_name, 0.95 * by_qual)
+        lengths = name[hit].astype(np.float64), qual[hit].astype(np.float64)
+        return lines[hit], key_prefix_scores(
+            size, name_hit[hit], lengths[0], qual_hit[hit], lengths[1]
+        )
 
     def file_ids(self, line: int) -> np.ndarray:
         return self.files[int(self.ptr[line]) : int(self.ptr[line + 1])]

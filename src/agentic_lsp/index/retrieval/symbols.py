@@ -21,7 +21,7 @@ import numpy as np
 from agentic_lsp.index.models import Symbol
 from agentic_lsp.index.packed_symbols import PackedSymbols
 from agentic_lsp.index.results import SymbolRef
-from agentic_lsp.index.retrieval.fuzzy import fuzzy_scores, prefix_score
+from agentic_lsp.index.retrieval.fuzzy import QUALNAME_WEIGHT, fuzzy_scores, key_prefix_scores
 from agentic_lsp.index.retrieval.name_index import NameKey
 from agentic_lsp.index.retrieval.symbol_store import SymbolStore, lookup
 
@@ -32,11 +32,6 @@ def _rank(item: tuple[float, SymbolRef]) -> tuple[float, str, int, int, str]:
     """Best score first, then path and position (then column and qualname: never a tie)."""
     symbol = item[1].symbol
     return (-item[0], item[1].path, symbol.start_line, symbol.name_col, symbol.qualname)
-
-
-def _prefixed(key: NameKey, lowered: str, size: int) -> bool:
-    name, qualname = key
-    return name[:size].lower() == lowered or qualname[:size].lower() == lowered
 
 
 def _hits(lowered: str, keys: list[NameKey], side: int) -> np.ndarray:
@@ -52,26 +47,26 @@ def _prefix_scores(
     qualnames: np.ndarray | None = None,
 ) -> np.ndarray:
     """:func:`_scores` of keys that all have a prefix match of ``lowered`` (ASCII), from
-    lengths: the side that is no prefix never decides (see :meth:`KeyRows.prefix_scores`).
-    ``names``/``qualnames``: which sides are prefix matches, if known."""
-    size, count = len(lowered), len(keys)
-    by_side = []
-    for side, hit in ((0, names), (1, qualnames)):
-        if hit is None:
-            hit = _hits(lowered, keys, side)
-        lengths = np.fromiter(  # what fuzzy_score measures: the lowercased candidate
+    lengths (see :func:`key_prefix_scores`). ``names``/``qualnames``: which sides are prefix
+    matches, if known."""
+    hits = [_hits(lowered, keys, side) if hit is None else hit
+            for side, hit in ((0, names), (1, qualnames))]  # fmt: skip
+    lengths = [  # what fuzzy_score measures: the lowercased candidate
+        np.fromiter(
             (len(t) if t.isascii() else len(t.lower()) for t in (key[side] for key in keys)),
             np.float64,
-            count,
+            len(keys),
         )
-        by_side.append(np.where(hit, prefix_score(lengths, size), 0.0))
-    return np.maximum(by_side[0], 0.95 * by_side[1])
+        for side in (0, 1)
+    ]
+    return key_prefix_scores(len(lowered), hits[0], lengths[0], hits[1], lengths[1])
 
 
 def _scores(query: str, keys: list[NameKey]) -> np.ndarray:
-    """``max(name, 0.95 * qualname)`` of :func:`fuzzy_scores`, per key."""
+    """``max(name, QUALNAME_WEIGHT * qualname)`` of :func:`fuzzy_scores`, per key."""
     names = fuzzy_scores(query, [name for name, _ in keys])
-    return np.maximum(names, 0.95 * fuzzy_scores(query, [qualname for _, qualname in keys]))
+    qualnames = fuzzy_scores(query, [qualname for _, qualname in keys])
+    return np.maximum(names, QUALNAME_WEIGHT * qualnames)
 
 
 class SymbolTable(SymbolStore):
@@ -148,7 +143,7 @@ class SymbolTable(SymbolStore):
         """
         if not query:
             return []
-        lowered, size = query.lower(), len(query)
+        lowered = query.lower()
         extra: list[NameKey] = []
         with self._lock:
             self._index_pending()
@@ -156,7 +151,8 @@ class SymbolTable(SymbolStore):
             tier = rows.prefix_scores(query, lines) if len(lines) >= limit else None
             if tier is not None and len(tier[0]) >= limit:
                 # the overlay's prefix matches that are not a live base line already
-                extra = [k for k in overlay if _prefixed(k, lowered, size)]
+                prefixed = _hits(lowered, overlay, 0) | _hits(lowered, overlay, 1)
+                extra = [overlay[i] for i in np.flatnonzero(prefixed).tolist()]
                 extra = [k for k in extra if self._base_line(k) < 0]
         keys: list[NameKey | None]
         if tier is not None and len(tier[0]) >= limit:
