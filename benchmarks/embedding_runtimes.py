@@ -10,6 +10,9 @@ memory are its own:
 
 - ``torch-fp32``: sentence-transformers on torch, float32 (today's path);
 - ``torch-bf16``: the same with the model cast to bfloat16 (fast only with native bf16);
+- ``plain-fp32``, ``plain-bf16``: the same network on torch without sentence-transformers or
+  transformers (``agentic_lsp.index.embedding.mean_pooling``: what the server runs for the
+  bundled model on torch);
 - ``onnx-fp32``: the same network exported once to ONNX (``torch.onnx.export``, from the
   bundled weights, offline), run by onnxruntime with the model's own tokenizer
   (``tokenizers``), mean pooling and normalization as the sentence-transformers pipeline does;
@@ -38,7 +41,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-RUNTIMES = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8")
+RUNTIMES = ("torch-fp32", "torch-bf16", "plain-fp32", "plain-bf16", "onnx-fp32", "onnx-int8")
 MAX_TOKENS = 256  # the bundled model's max_seq_length
 BATCH = 16
 
@@ -158,6 +161,20 @@ def child(name: str, texts_file: Path, onnx_dir: Path, out: Path) -> dict[str, f
         def encode(batch: list[str]) -> np.ndarray:
             found = model.encode(batch, batch_size=BATCH, normalize_embeddings=True)
             return np.asarray(found, dtype=np.float32)
+    elif name.startswith("plain"):
+        import torch
+
+        from agentic_lsp.index.embedding.mean_pooling import MeanPoolingModel
+
+        torch.set_num_threads(os.cpu_count() or 1)
+        plain = MeanPoolingModel(model_dir())
+        plain.max_seq_length = MAX_TOKENS
+        if name == "plain-bf16":
+            plain.to(torch.bfloat16)
+
+        def encode(batch: list[str]) -> np.ndarray:
+            found = plain.encode(batch, batch_size=BATCH, normalize_embeddings=True)
+            return found / np.linalg.norm(found, axis=1, keepdims=True).clip(1e-12)
     else:
         file = "model.onnx" if name == "onnx-fp32" else "model-int8.onnx"
         embedder = OnnxEmbedder(onnx_dir / file)
@@ -224,6 +241,7 @@ def main() -> None:
     base = np.load(work / "torch-fp32.npy")
     sizes = {
         "torch": install_mb(["torch", "transformers", "sentence_transformers", "tokenizers"]),
+        "plain": install_mb(["torch", "tokenizers", "safetensors"]),
         "onnx": install_mb(["onnxruntime", "tokenizers"]),
     }
     print(f"\nembedding runtimes: {len(texts)} file documents of {args.path} "
@@ -238,7 +256,7 @@ def main() -> None:
     for name, r in results.items():
         vec = np.load(work / f"{name}.npy")
         cos = (vec * base).sum(1)
-        size = sizes["torch"] if name.startswith("torch") else sizes["onnx"]
+        size = sizes[name.split("-")[0]]
         ratio = f" ({r['rate'] / fp32:.2f}x)" if fp32 else ""
         print(f"| {name} | {r['load_s']:.2f} | {r['rate']:.1f}{ratio} | {r['rss_loaded']:.0f} "
               f"| {r['rss_peak']:.0f} | {'yes' if r['torch_loaded'] else 'no'} "

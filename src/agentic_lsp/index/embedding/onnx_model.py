@@ -28,51 +28,21 @@ from pathlib import Path
 
 import numpy as np
 
+from agentic_lsp.index.embedding.pipeline import (
+    lowercases,
+    max_tokens_of,
+    pipeline_problem,
+    prepared,
+)
+
 log = logging.getLogger(__name__)
 
 PARITY = 0.999  # the exported model's vectors vs sentence-transformers', cosine, every probe
 EXPORT_TIMEOUT_S = 600
-_MODULES_OK = {
-    "sentence_transformers.models.Transformer",
-    "sentence_transformers.models.Pooling",
-    "sentence_transformers.models.Normalize",
-    "sentence_transformers.base.modules.transformer.Transformer",
-    "sentence_transformers.sentence_transformer.modules.Transformer",
-    "sentence_transformers.sentence_transformer.modules.Pooling",
-    "sentence_transformers.sentence_transformer.modules.Normalize",
-}
 
 
 class OnnxUnavailable(Exception):
     """The ONNX path cannot serve this model; the message says why (torch serves it)."""
-
-
-def pipeline_problem(folder: Path) -> str | None:
-    """Why ``folder``'s sentence-transformers pipeline cannot run as transformer + mean pooling
-    (``None`` when it can)."""
-    modules_file = folder / "modules.json"
-    if not modules_file.is_file() or not (folder / "tokenizer.json").is_file():
-        return "no modules.json or tokenizer.json"
-    modules = json.loads(modules_file.read_text(encoding="utf-8"))
-    for module in modules:
-        kind = str(module.get("type", ""))
-        if kind not in _MODULES_OK and not kind.endswith(("Transformer", "Pooling", "Normalize")):
-            return f"module {kind} is not supported"
-        if kind.endswith("Pooling"):
-            config = folder / module.get("path", "") / "config.json"
-            pooling = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
-            if not pooling.get("pooling_mode_mean_tokens"):
-                return "only mean pooling is supported"
-    return None
-
-
-def max_tokens_of(folder: Path) -> int:
-    config = folder / "sentence_bert_config.json"
-    if config.is_file():
-        value = json.loads(config.read_text(encoding="utf-8")).get("max_seq_length")
-        if isinstance(value, int) and value > 0:
-            return value
-    return 256
 
 
 def exports_root() -> Path:
@@ -143,6 +113,7 @@ class OnnxEmbedder:
         self.model_id = model_id
         self.batch_size = batch_size
         self.max_tokens = max_tokens_of(folder)
+        self._lower = lowercases(folder)
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.enable_padding()
         options = ort.SessionOptions()
@@ -167,7 +138,8 @@ class OnnxEmbedder:
         with self._lock:
             self._tokenizer.enable_truncation(max_length=limit)
             for start in range(0, len(texts), self.batch_size):
-                batch = self._tokenizer.encode_batch(list(texts[start : start + self.batch_size]))
+                chunk = prepared(list(texts[start : start + self.batch_size]), self._lower)
+                batch = self._tokenizer.encode_batch(chunk)
                 ids = np.array([e.ids for e in batch], dtype=np.int64)
                 mask = np.array([e.attention_mask for e in batch], dtype=np.int64)
                 feed = {"input_ids": ids, "attention_mask": mask}
