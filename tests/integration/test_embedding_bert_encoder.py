@@ -17,10 +17,10 @@ import pytest
 torch = pytest.importorskip("torch")
 sentence_transformers = pytest.importorskip("sentence_transformers")
 
-from agentic_lsp.index.embedding.bert_encoder import bert_problem, load_bert  # noqa: E402
+from agentic_lsp.index.embedding.bert_encoder import load_bert  # noqa: E402
 from agentic_lsp.index.embedding.mean_pooling import MeanPoolingModel  # noqa: E402
 from agentic_lsp.index.embedding.model import load_embedder, model_folder  # noqa: E402
-from agentic_lsp.index.embedding.pipeline import pipeline_problem  # noqa: E402
+from agentic_lsp.index.embedding.pipeline import bert_problem, pipeline_problem  # noqa: E402
 
 BUNDLED = "bundled:all-MiniLM-L6-v2"
 TEXTS = [
@@ -144,6 +144,9 @@ def test_what_the_encoder_cannot_compute_goes_to_sentence_transformers(tmp_path:
         bert_problem(variant("relative", position_embedding_type="relative_key"))
     )
     assert "decoder" in str(bert_problem(variant("decoder", is_decoder=True)))
+    sizeless = variant("sizeless")
+    (sizeless / "config.json").write_text(json.dumps({**config, "hidden_size": None}))
+    assert "lacks" in str(bert_problem(sizeless))
     no_weights = variant("bin-only")
     (no_weights / "model.safetensors").unlink()
     assert "model.safetensors" in str(bert_problem(no_weights))

@@ -8,8 +8,8 @@ network of six layers this module computes with the same torch operations. The w
 read from the model's own ``model.safetensors``, under the names transformers gives them, and
 must all be there: a folder whose weights or configuration this encoder does not know
 (another architecture, another activation, relative positions, a decoder) is left to
-sentence-transformers (:func:`bert_problem` says why). Parity with sentence-transformers is a
-test on the real model and on a random BERT of another shape.
+sentence-transformers (:func:`~.pipeline.bert_problem` says why). Parity with
+sentence-transformers is a test on the real model and on a random BERT of another shape.
 """
 
 from __future__ import annotations
@@ -22,27 +22,9 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-WEIGHTS = "model.safetensors"
+from agentic_lsp.index.embedding.pipeline import WEIGHTS
+
 _IGNORED = ("pooler.", "embeddings.position_ids")  # not used by mean pooling / a buffer
-
-
-def bert_problem(folder: Path) -> str | None:
-    """Why :class:`BertEncoder` cannot compute ``folder``'s transformer (``None``: it can)."""
-    config_file = folder / "config.json"
-    if not (folder / WEIGHTS).is_file() or not config_file.is_file():
-        return f"no {WEIGHTS} or config.json"
-    config = json.loads(config_file.read_text(encoding="utf-8"))
-    if config.get("model_type") != "bert":
-        return f"model type {config.get('model_type')!r} is not BERT"
-    if config.get("hidden_act", "gelu") != "gelu":
-        return f"activation {config.get('hidden_act')!r} is not gelu"
-    if config.get("position_embedding_type", "absolute") != "absolute":
-        return "only absolute position embeddings are supported"
-    if config.get("is_decoder") or config.get("add_cross_attention"):
-        return "a decoder is not supported"
-    if config["hidden_size"] % config["num_attention_heads"]:
-        return "the hidden size is not a multiple of the heads"
-    return None
 
 
 class _Linear(nn.Module):
@@ -138,7 +120,8 @@ class BertEncoder(nn.Module):
 
 def load_bert(folder: Path) -> BertEncoder:
     """The encoder with ``folder``'s weights, float32, in eval mode. Raises ``ValueError`` when
-    a weight is missing, unknown or of another shape (check :func:`bert_problem` first)."""
+    a weight is missing, unknown or of another shape (check :func:`~.pipeline.bert_problem`
+    first)."""
     from safetensors.torch import load_file
 
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))

@@ -206,17 +206,16 @@ def _plain_torch_model(folder: Path) -> Any:
     """The model on torch without sentence-transformers (:mod:`.bert_encoder`: the same
     vectors, ~165 MB less resident memory) when its pipeline and network allow it; ``None``:
     sentence-transformers loads it."""
-    from agentic_lsp.index.embedding.bert_encoder import bert_problem
-    from agentic_lsp.index.embedding.pipeline import pipeline_problem
+    from agentic_lsp.index.embedding.pipeline import bert_problem, pipeline_problem
 
-    problem = pipeline_problem(folder) or bert_problem(folder)
-    if problem is None:
-        try:
+    try:
+        problem = pipeline_problem(folder) or bert_problem(folder)
+        if problem is None:
             from agentic_lsp.index.embedding.mean_pooling import MeanPoolingModel
 
             return MeanPoolingModel(folder)
-        except (ImportError, OSError, ValueError) as exc:
-            problem = str(exc)
+    except (ImportError, OSError, ValueError, KeyError, TypeError) as exc:  # a damaged folder
+        problem = f"{type(exc).__name__}: {exc}"
     log.info("embedding with sentence-transformers (%s)", problem)
     return None
 

@@ -1,7 +1,8 @@
 """What a sentence-transformers model folder declares, read from its files without importing
-sentence-transformers: whether its pipeline is a transformer, mean pooling and (optionally)
-normalisation, its token limit and its lowercasing. The ONNX path and the plain torch path
-(:mod:`.bert_encoder`) serve only such pipelines; any other stays on sentence-transformers."""
+sentence-transformers (or torch): whether its pipeline is a transformer, mean pooling and
+(optionally) normalisation, whether that transformer is a BERT the plain torch path
+(:mod:`.bert_encoder`) computes, its token limit and its lowercasing. The ONNX path and the
+plain torch path serve only such pipelines; any other stays on sentence-transformers."""
 
 from __future__ import annotations
 
@@ -17,6 +18,15 @@ _MODULES_OK = {
     "sentence_transformers.sentence_transformer.modules.Pooling",
     "sentence_transformers.sentence_transformer.modules.Normalize",
 }
+WEIGHTS = "model.safetensors"  # what the plain torch path reads (never a pickle)
+_BERT_SIZES = (
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+)
 _OTHER_POOLING = (
     "pooling_mode_cls_token",
     "pooling_mode_max_tokens",
@@ -70,3 +80,28 @@ def lowercases(folder: Path) -> bool:
 def prepared(texts: list[str], lower: bool) -> list[str]:
     """The texts as the pipeline hands them to its tokenizer: stripped, lowercased if asked."""
     return [t.strip().lower() if lower else t.strip() for t in texts]
+
+
+def bert_problem(folder: Path) -> str | None:
+    """Why :class:`~.bert_encoder.BertEncoder` cannot compute ``folder``'s transformer
+    (``None``: it can)."""
+    config_file = folder / "config.json"
+    if not (folder / WEIGHTS).is_file() or not config_file.is_file():
+        return f"no {WEIGHTS} or config.json"
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    if not isinstance(config, dict):
+        return "config.json is not an object"
+    if config.get("model_type") != "bert":
+        return f"model type {config.get('model_type')!r} is not BERT"
+    if config.get("hidden_act", "gelu") != "gelu":
+        return f"activation {config.get('hidden_act')!r} is not gelu"
+    if config.get("position_embedding_type", "absolute") != "absolute":
+        return "only absolute position embeddings are supported"
+    if config.get("is_decoder") or config.get("add_cross_attention"):
+        return "a decoder is not supported"
+    sizes = [config.get(key) for key in _BERT_SIZES]
+    if not all(isinstance(size, int) and size > 0 for size in sizes):
+        return f"the config lacks one of {', '.join(_BERT_SIZES)}"
+    if config["hidden_size"] % config["num_attention_heads"]:
+        return "the hidden size is not a multiple of the heads"
+    return None
