@@ -1,4 +1,5 @@
-"""The bundled embedding model on onnxruntime (the default runtime): exported once from the real
+"""The bundled embedding model on onnxruntime (``embedding_runtime = "onnx"``; ``auto`` takes it
+for a mean-pooling model the plain torch path cannot compute): exported once from the real
 weights, its vectors the same as sentence-transformers' on torch, served without importing torch;
 a model or an export it cannot serve falls back to torch (``auto``) or fails clearly (``onnx``)."""
 
@@ -50,7 +51,9 @@ def _decisions(root: Path) -> Path:
 
 
 def test_onnx_vectors_match_torch_and_the_export_is_checked(cache_root: Path) -> None:
-    onnx = load_embedder(BUNDLED, precision="float32", decisions=_decisions(cache_root))
+    onnx = load_embedder(
+        BUNDLED, precision="float32", decisions=_decisions(cache_root), runtime="onnx"
+    )
     torch_path = load_embedder(BUNDLED, precision="float32", runtime="torch")
     assert isinstance(onnx, OnnxEmbedder) and isinstance(torch_path, Embedder)
     assert (onnx.model_id, onnx.dim) == (torch_path.model_id, torch_path.dim)
@@ -69,13 +72,13 @@ def test_onnx_vectors_match_torch_and_the_export_is_checked(cache_root: Path) ->
 
 
 def test_a_server_process_embeds_without_importing_torch(cache_root: Path) -> None:
-    load_embedder(BUNDLED, precision="float32", decisions=_decisions(cache_root))  # exported
+    load_embedder(BUNDLED, precision="float32", decisions=_decisions(cache_root), runtime="onnx")
     [parity] = cache_root.glob("models/onnx/*/parity.json")
     before = parity.stat().st_mtime_ns
     code = (
         "import sys, json\nfrom pathlib import Path\n"
         "from agentic_lsp.index.embedding.model import load_embedder\n"
-        f"e = load_embedder({BUNDLED!r}, precision='float32')\n"
+        f"e = load_embedder({BUNDLED!r}, precision='float32', runtime='onnx')\n"
         "v = e.embed(['hello'])\n"
         "print(json.dumps([type(e).__name__, 'torch' in sys.modules, v.shape[1]]))\n"
     )
@@ -144,3 +147,33 @@ def test_auto_takes_torch_where_it_runs_bfloat16_and_onnx_elsewhere(
     assert precision.torch_preferred(model, "auto", decisions) is True
     decisions.write_text(json.dumps({f"Other CPU|torch 2.13.0+cpu|{model}": "float32"}))
     assert precision.torch_preferred(model, "auto", decisions) is True  # another machine's
+
+
+def test_auto_takes_plain_torch_for_bert_and_onnx_for_another_mean_pooling_model(
+    tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a CPU without native bf16 (float32 everywhere): the bundled model runs on plain torch
+    (measured faster and smaller than onnxruntime); a mean-pooling model the plain path cannot
+    compute (another activation) runs on onnxruntime, without importing sentence-transformers'
+    path for it."""
+    from agentic_lsp.index.embedding import precision
+    from agentic_lsp.index.embedding.mean_pooling import MeanPoolingModel
+
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx2"}))
+    decisions = _decisions(tmp_path)
+    load_embedder.cache_clear()
+    bundled = load_embedder(BUNDLED, decisions=decisions)
+    assert isinstance(bundled, Embedder) and isinstance(bundled._model, MeanPoolingModel)
+    assert bundled.precision == "float32"
+
+    folder = tmp_path / "gelu-new"
+    shutil.copytree(model_folder(BUNDLED), folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "hidden_act": "gelu_new"}))
+    other = load_embedder(str(folder), decisions=decisions)
+    assert isinstance(other, OnnxEmbedder)
+    torch_path = load_embedder(str(folder), precision="float32", runtime="torch")
+    assert type(torch_path._model).__name__ == "SentenceTransformer"
+    a, b = other.embed(TEXTS), torch_path.embed(TEXTS)
+    assert float(np.min(np.sum(a * b, axis=1))) >= 0.999
+    load_embedder.cache_clear()

