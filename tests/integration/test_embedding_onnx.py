@@ -154,8 +154,7 @@ def test_auto_takes_plain_torch_for_bert_and_onnx_for_another_mean_pooling_model
 ) -> None:
     """On a CPU without native bf16 (float32 everywhere): the bundled model runs on plain torch
     (measured faster and smaller than onnxruntime); a mean-pooling model the plain path cannot
-    compute (another activation) runs on onnxruntime, without importing sentence-transformers'
-    path for it."""
+    compute (another activation) runs on onnxruntime, with sentence-transformers' vectors."""
     from agentic_lsp.index.embedding import precision
     from agentic_lsp.index.embedding.mean_pooling import MeanPoolingModel
 
