@@ -73,10 +73,7 @@ class IndexSettings(_Section):
     )
     embedding_runtime: Literal["auto", "torch", "onnx"] = Field(
         "auto",
-        description=(
-            "'auto': plain torch for a mean-pooling BERT model (the bundled one), onnxruntime "
-            "(no torch in the server) for another mean-pooling model unless torch runs bfloat16."
-        ),
+        description="'auto': plain torch for a mean-pooling BERT, else onnxruntime when it can.",
     )
     embedding_precision: Literal["auto", "float32", "bfloat16"] = Field(
         "auto",

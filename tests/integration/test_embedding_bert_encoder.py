@@ -172,3 +172,26 @@ def test_what_the_encoder_cannot_compute_goes_to_sentence_transformers(tmp_path:
         load_bert(folder)
     embedder = load_embedder(str(folder), precision="float32", runtime="torch")
     assert type(embedder._model).__name__ == "SentenceTransformer"
+
+
+def test_the_encoder_runs_traced_and_eagerly_where_tracing_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A traced forward is one call that releases the GIL (a ScriptModule), made once per
+    dtype; where tracing fails the eager forward gives the same vectors."""
+    model = MeanPoolingModel(model_folder(BUNDLED))
+    traced = _encode(model, TEXTS)
+    assert isinstance(model._traced[torch.float32], torch.jit.ScriptModule)
+    model.to(torch.bfloat16)
+    assert model._traced == {}  # a trace is made for the dtype it runs
+    _encode(model, TEXTS[:2])
+    assert isinstance(model._traced[torch.bfloat16], torch.jit.ScriptModule)
+
+    def no_torchscript(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("no TorchScript in this torch")
+
+    monkeypatch.setattr(torch.jit, "trace", no_torchscript)
+    fresh = MeanPoolingModel(model_folder(BUNDLED))  # float32 weights never cast to bf16
+    eager = _encode(fresh, TEXTS)
+    assert fresh._traced == {torch.float32: None}
+    assert float(np.abs(traced - eager).max()) < 1e-6
