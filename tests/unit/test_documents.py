@@ -18,8 +18,9 @@ from agentic_lsp.index.documents import (
     identifier_terms,
     symbol_id,
     symbol_ids,
-    term_counts,
+    term_index_counts,
 )
+from agentic_lsp.index.lexical import term_index
 from agentic_lsp.index.models import ParsedFile
 from agentic_lsp.index.parsing.parser import parse_file
 
@@ -148,17 +149,41 @@ class HttpClient(BaseClient):
 """
 
 
-def test_term_counts_are_the_counts_of_identifier_terms_whatever_the_memo_holds(
+def test_term_index_counts_are_the_counts_of_identifier_terms_whatever_the_memo_holds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The memo of split identifiers changes nothing: counted per distinct identifier, over
-    several texts, with an empty memo, a warm one, and one that overflows on every insert."""
-    expected = Counter(identifier_terms(SAMPLE) + identifier_terms("parse os.path"))
-    documents._TERMS_MEMO.clear()
-    assert term_counts(SAMPLE, "parse os.path") == expected
-    assert term_counts(SAMPLE, "parse os.path") == expected  # memo warm
+    """The memo of each identifier's term indices changes nothing: counted per distinct
+    identifier, over several texts (one not ASCII), with an empty memo, a warm one, and one that
+    overflows on every insert."""
+    terms = identifier_terms(SAMPLE) + identifier_terms("parse os.path")
+    expected = Counter(term_index(t) for t in terms)
+    documents._INDICES_MEMO.clear()
+    assert term_index_counts(SAMPLE, "parse os.path") == expected
+    assert term_index_counts(SAMPLE, "parse os.path") == expected  # memo warm
     monkeypatch.setattr(documents, "_TERMS_MEMO_MAX", 1)
-    documents._TERMS_MEMO.clear()
-    assert term_counts(SAMPLE, "parse os.path") == expected
-    assert len(documents._TERMS_MEMO) <= 1
+    documents._INDICES_MEMO.clear()
+    assert term_index_counts(SAMPLE, "parse os.path") == expected
+    assert len(documents._INDICES_MEMO) <= 1
+
+
+IDENTIFIER_EDGES = [
+    "a.b.c x..y a.1b _a._b __init__.py a1.b2 1abc a_ _ 9 .x x. a.b.",
+    "CamelCase.snake_case.UPPER_CASE x1y2 \tfoo\nbar\r\nbaz q.0 q._0 ok.ok.",
+]
+
+
+def test_the_ascii_scan_finds_what_the_unicode_one_does() -> None:
+    """ASCII text is scanned with a faster pattern: the same identifiers, on edge cases and on
+    every source file of this project (non-ASCII text takes the Unicode one)."""
+    sources = [
+        p.read_text("utf-8") for p in sorted(Path(documents.__file__).parents[1].rglob("*.py"))
+    ]
+    texts = [t for t in IDENTIFIER_EDGES + sources if t.isascii()]
+    assert len(texts) > 100
+    for text in texts:
+        assert documents._ASCII_IDENTIFIER.findall(text) == documents._IDENTIFIER.findall(text)
+    assert documents._identifiers("größe_berechnen x") == ["größe_berechnen", "x"]
+
+
+def test_identifier_terms_of_a_dotted_name() -> None:
     assert identifier_terms("os.path.join") == ["os.path.join", "os", "path", "join"]

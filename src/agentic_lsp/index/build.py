@@ -106,8 +106,9 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
         },
         # The lexical side of a file is its whole text (bounded), not just its outline: BM25 over
         # file contents is what finds the file a bug report's words point at.
-        sparse=lexical.encode_counts(
-            documents.term_counts(file_text, text[:FILE_LEXICAL_CHARS]), avg_len=FILE_AVG_TERMS
+        sparse=lexical.encode_index_counts(
+            documents.term_index_counts(file_text, text[:FILE_LEXICAL_CHARS]),
+            avg_len=FILE_AVG_TERMS,
         ),
     )
     build = FileBuild(
@@ -135,8 +136,8 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
                 ),
                 # Lexically a function is its whole body (bounded): the words of a long
                 # function's tail are as much its own as its first lines.
-                sparse=lexical.encode_counts(
-                    documents.term_counts(doc_text, _body_tail(symbol, lines)),
+                sparse=lexical.encode_index_counts(
+                    documents.term_index_counts(doc_text, _body_tail(symbol, lines)),
                     avg_len=lexical.NOMINAL_AVG_LEN["functions"],
                 ),
             )
@@ -159,8 +160,9 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
                         "end_line": section.end_line,
                         "content_hash": documents.content_hash(body),
                     },
-                    sparse=lexical.encode_counts(
-                        documents.term_counts(body), avg_len=lexical.NOMINAL_AVG_LEN["sections"]
+                    sparse=lexical.encode_index_counts(
+                        documents.term_index_counts(body),
+                        avg_len=lexical.NOMINAL_AVG_LEN["sections"],
                     ),
                 )
             )

@@ -31,12 +31,17 @@ NOMINAL_AVG_LEN = {"files": 400.0, "functions": 60.0, "sections": 150.0}
 """Typical term counts per point in each collection, for ``encode_sparse(avg_len=...)``."""
 
 
+def hash_term(term: str) -> int:
+    """Stable uint32 index of a (case-folded) term, computed (see :func:`term_index`)."""
+    digest = hashlib.blake2b(term.casefold().encode("utf-8"), digest_size=4).digest()
+    return int.from_bytes(digest, "little")
+
+
 def term_index(term: str) -> int:
     """Stable uint32 index of a (case-folded) term (memoised per process, bounded)."""
     index = _INDEX_MEMO.get(term)
     if index is None:
-        digest = hashlib.blake2b(term.casefold().encode("utf-8"), digest_size=4).digest()
-        index = int.from_bytes(digest, "little")
+        index = hash_term(term)
         if len(_INDEX_MEMO) >= _INDEX_MEMO_MAX:
             _INDEX_MEMO.clear()
         _INDEX_MEMO[term] = index
@@ -71,6 +76,18 @@ def encode_counts(
         if term:
             index = term_index(term)
             counts[index] = counts.get(index, 0) + count
+    return encode_index_counts(counts, avg_len=avg_len, k1=k1, b=b)
+
+
+def encode_index_counts(
+    counts: Mapping[int, int],
+    *,
+    avg_len: float = DEFAULT_AVG_LEN,
+    k1: float = K1,
+    b: float = B,
+) -> SparseVector:
+    """:func:`encode_sparse` of a document given as term index -> occurrences (terms that
+    hash alike already merged)."""
     doc_len = sum(counts.values())
     if not doc_len:
         return SparseVector([], [])
