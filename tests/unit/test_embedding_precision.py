@@ -123,3 +123,23 @@ def test_unset_batch_size_is_sixteen_locally_and_a_setting_wins() -> None:
     assert LOCAL_BATCH == 16
     assert load_embedder(precision="float32", runtime="torch").batch_size == LOCAL_BATCH
     assert load_embedder(batch_size=8, precision="float32", runtime="torch").batch_size == 8
+
+
+@pytest.mark.slow
+def test_a_probe_that_keeps_float32_leaves_the_float32_weights(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Going back from bf16 must not keep bf16-rounded weights: after a probe that chose
+    float32 (bf16 timed slower), the real model's vectors are the ones it gave before, exactly."""
+    pytest.importorskip("torch")
+    from agentic_lsp.index.embedding.model import load_embedder
+
+    model = load_embedder(precision="float32", runtime="torch")._model
+    texts = [*precision.PROBE_TEXTS[:4], "validate an email address"]
+    before = np.asarray(model.encode(texts, convert_to_numpy=True))
+    ticks = iter([0.0, 1.0, 0.0, 1.0, 0.0, 2.0, 0.0, 2.0])  # float32 1 s, bf16 2 s
+    monkeypatch.setattr(precision.time, "perf_counter", lambda: next(ticks))
+    chosen, speedup, _ = precision.probe(model)
+    assert chosen == "float32" and speedup == 0.5
+    after = np.asarray(model.encode(texts, convert_to_numpy=True))
+    assert np.array_equal(before, after)

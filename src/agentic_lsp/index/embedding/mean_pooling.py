@@ -50,6 +50,13 @@ class MeanPoolingModel:
         self._traced.clear()  # a trace holds the dtype it was made with
         return self
 
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return self.encoder.state_dict()
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        """Copy ``state`` into the weights (in place: a trace made with them stays valid)."""
+        self.encoder.load_state_dict(state, strict=True)
+
     def _forward(self, ids: torch.Tensor, mask: torch.Tensor, types: torch.Tensor) -> torch.Tensor:
         dtype = self.encoder.embeddings.word_embeddings.weight.dtype
         if dtype not in self._traced:

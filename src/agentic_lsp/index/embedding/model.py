@@ -208,30 +208,25 @@ def _plain_torch_serves(folder: Path) -> bool:
     found, not imported)."""
     import importlib.util
 
-    from agentic_lsp.index.embedding.pipeline import bert_problem, pipeline_problem
+    from agentic_lsp.index.embedding.pipeline import plain_torch_problem
 
-    try:
-        if pipeline_problem(folder) or bert_problem(folder):
-            return False
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    return importlib.util.find_spec("torch") is not None
+    return plain_torch_problem(folder) is None and importlib.util.find_spec("torch") is not None
 
 
 def _plain_torch_model(folder: Path) -> Any:
     """The model on torch without sentence-transformers (:mod:`.bert_encoder`: the same
     vectors, ~165 MB less resident memory) when its pipeline and network allow it; ``None``:
     sentence-transformers loads it."""
-    from agentic_lsp.index.embedding.pipeline import bert_problem, pipeline_problem
+    from agentic_lsp.index.embedding.pipeline import plain_torch_problem
 
-    try:
-        problem = pipeline_problem(folder) or bert_problem(folder)
-        if problem is None:
+    problem = plain_torch_problem(folder)
+    if problem is None:
+        try:
             from agentic_lsp.index.embedding.mean_pooling import MeanPoolingModel
 
             return MeanPoolingModel(folder)
-    except (ImportError, OSError, ValueError, KeyError, TypeError) as exc:  # a damaged folder
-        problem = f"{type(exc).__name__}: {exc}"
+        except (ImportError, OSError, ValueError, KeyError, TypeError) as exc:  # damaged weights
+            problem = f"{type(exc).__name__}: {exc}"
     log.info("embedding with sentence-transformers (%s)", problem)
     return None
 

@@ -105,3 +105,13 @@ def bert_problem(folder: Path) -> str | None:
     if config["hidden_size"] % config["num_attention_heads"]:
         return "the hidden size is not a multiple of the heads"
     return None
+
+
+def plain_torch_problem(folder: Path) -> str | None:
+    """Why the plain torch path (``mean_pooling.MeanPoolingModel``) cannot compute ``folder``'s
+    model (its pipeline or its network; a folder whose files cannot be read or parsed says
+    so), or ``None`` when it can. Reads JSON only."""
+    try:
+        return pipeline_problem(folder) or bert_problem(folder)
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a damaged folder
+        return f"{type(exc).__name__}: {exc}"
