@@ -22,7 +22,7 @@ import torch
 from torch.nn import functional
 
 from agentic_lsp.index.embedding.bert_encoder import load_bert
-from agentic_lsp.index.embedding.pipeline import lowercases, max_tokens_of, prepared
+from agentic_lsp.index.embedding.pipeline import lowercases, max_tokens_of, token_arrays
 
 log = logging.getLogger(__name__)
 
@@ -89,12 +89,10 @@ class MeanPoolingModel:
         self._tokenizer.enable_truncation(max_length=self.max_seq_length)
         for start in range(0, len(sentences), batch_size):
             rows = order[start : start + batch_size]
-            batch = self._tokenizer.encode_batch(
-                prepared([sentences[i] for i in rows], self._lower)
+            texts = [sentences[i] for i in rows]
+            ids, mask, types = map(
+                torch.from_numpy, token_arrays(self._tokenizer, texts, self._lower)
             )
-            ids = torch.tensor([e.ids for e in batch], dtype=torch.long)
-            mask = torch.tensor([e.attention_mask for e in batch], dtype=torch.long)
-            types = torch.tensor([e.type_ids for e in batch], dtype=torch.long)
             with torch.inference_mode():
                 hidden = self._forward(ids, mask, types)
                 weights = mask.unsqueeze(-1).to(hidden.dtype)

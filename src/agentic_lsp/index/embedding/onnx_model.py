@@ -32,7 +32,7 @@ from agentic_lsp.index.embedding.pipeline import (
     lowercases,
     max_tokens_of,
     pipeline_problem,
-    prepared,
+    token_arrays,
 )
 
 log = logging.getLogger(__name__)
@@ -138,13 +138,11 @@ class OnnxEmbedder:
         with self._lock:
             self._tokenizer.enable_truncation(max_length=limit)
             for start in range(0, len(texts), self.batch_size):
-                chunk = prepared(list(texts[start : start + self.batch_size]), self._lower)
-                batch = self._tokenizer.encode_batch(chunk)
-                ids = np.array([e.ids for e in batch], dtype=np.int64)
-                mask = np.array([e.attention_mask for e in batch], dtype=np.int64)
+                chunk = list(texts[start : start + self.batch_size])
+                ids, mask, types = token_arrays(self._tokenizer, chunk, self._lower)
                 feed = {"input_ids": ids, "attention_mask": mask}
                 if "token_type_ids" in self._inputs:
-                    feed["token_type_ids"] = np.array([e.type_ids for e in batch], dtype=np.int64)
+                    feed["token_type_ids"] = types
                 (hidden,) = self._session.run(None, feed)
                 weights = mask[:, :, None].astype(np.float32)
                 pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)

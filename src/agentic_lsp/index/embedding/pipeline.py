@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 _MODULES_OK = {
     "sentence_transformers.models.Transformer",
@@ -80,6 +83,17 @@ def lowercases(folder: Path) -> bool:
 def prepared(texts: list[str], lower: bool) -> list[str]:
     """The texts as the pipeline hands them to its tokenizer: stripped, lowercased if asked."""
     return [t.strip().lower() if lower else t.strip() for t in texts]
+
+
+def token_arrays(tokenizer: Any, texts: list[str], lower: bool) -> list[np.ndarray]:
+    """One batch for the transformer: input ids, attention mask and token types (int64, padded
+    to the batch's longest), from the model's own ``tokenizers.Tokenizer`` (its truncation set
+    by the caller) after :func:`prepared`."""
+    batch = tokenizer.encode_batch(prepared(texts, lower))
+    return [
+        np.array([getattr(e, field) for e in batch], dtype=np.int64)
+        for field in ("ids", "attention_mask", "type_ids")
+    ]
 
 
 def bert_problem(folder: Path) -> str | None:
