@@ -167,8 +167,11 @@ def build(dest: Path) -> Counter[str]:
     older.seen = set()
     _projects(older, older=True)
     _git(dest, "add", "-A")
-    _git(dest, "commit", "-q", "-m", f"projects {OLDER_BY} commits back")
+    # without the eval's mirrors there is no project to move back: ``older`` is ``main``
+    _git(dest, "commit", "-q", "--allow-empty", "-m", f"projects {OLDER_BY} commits back")
     _git(dest, "checkout", "-q", "main")
+    if not any(MIRRORS.glob("*")):
+        print(f"no mirrors in {MIRRORS}: no projects/, and older = main", file=sys.stderr)
     counts = copier.counts
     counts["total"] = sum(copier.counts.values())
     counts["changed on older"] = len(_git(dest, "diff", "--name-only", "main", "older").split())

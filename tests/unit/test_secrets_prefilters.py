@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import base64
 import random
-import re
 from pathlib import Path
 
 import pytest
 
-from agentic_lsp.index.discovery import secrets as rules
+from agentic_lsp.index.discovery import secret_prefilters as prefilters
+from agentic_lsp.index.discovery.secret_prefilters import may_hold_candidate
 from agentic_lsp.index.discovery.secrets import redact_secrets
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _unfiltered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rules, "_may_hold_candidate", lambda text: True)
-    monkeypatch.setattr(rules, "_URL_CREDENTIALS_HINT", re.compile(""))
+    monkeypatch.setattr(prefilters, "may_hold_candidate", lambda text: True)
+    monkeypatch.setattr(prefilters, "may_hold_url_credentials", lambda text: True)
 
 
 def _generated(seed: int) -> list[str]:
@@ -67,10 +67,10 @@ def test_prefilters_change_no_redaction(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_candidate_check_needs_a_run_of_32() -> None:
     run = "A1b2C3d4" * 4
-    assert rules._may_hold_candidate(run)
-    assert rules._may_hold_candidate(f"é{run}ü")
-    assert rules._may_hold_candidate(f"x = '{run[:16]}_{run[:15]}'")  # "_" is part of a run
-    assert not rules._may_hold_candidate(run[:31])
-    assert not rules._may_hold_candidate(f"{run[:16]}.{run[:16]}")  # "." is not
-    assert not rules._may_hold_candidate(f"{run[:16]}é{run[:16]}")
-    assert not rules._may_hold_candidate("")
+    assert may_hold_candidate(run)
+    assert may_hold_candidate(f"é{run}ü")
+    assert may_hold_candidate(f"x = '{run[:16]}_{run[:15]}'")  # "_" is part of a run
+    assert not may_hold_candidate(run[:31])
+    assert not may_hold_candidate(f"{run[:16]}.{run[:16]}")  # "." is not
+    assert not may_hold_candidate(f"{run[:16]}é{run[:16]}")
+    assert not may_hold_candidate("")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from agentic_lsp.index.discovery import secret_prefilters as prefilters
 from agentic_lsp.index.discovery.entropy import looks_random
 
 REDACTED = "[REDACTED]"
@@ -144,9 +145,6 @@ _TOKEN_RULES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
 _URL_CREDENTIALS = re.compile(
     r"\b(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'<>]+:)(?P<value>[^\s@/\"'<>]+)@"
 )
-# What every credential-bearing URL holds from its "://" on: a search that starts at a literal,
-# so a file of plain URLs is passed over in one fast scan (the full rule tries every word).
-_URL_CREDENTIALS_HINT = re.compile(r"://[^\s:/@\"'<>]+:[^\s@/\"'<>]+@")
 _AUTH_HEADER = re.compile(
     r"\b(?P<head>(?:Bearer|Basic|Token)\s+)(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"
 )
@@ -212,13 +210,6 @@ _DIGEST_TOKEN = re.compile(r"sha\d+-", re.I)  # subresource integrity: sha512-<b
 _FILE_SUFFIX = re.compile(r"\.[A-Za-z]\w{0,4}\b|\(")  # a file extension, or a call
 _RUN_BEFORE = re.compile(r"[^\s\"'`(<\[]*$")
 _CONTEXT_CHARS = 120
-# Every candidate is a run of 32 or more of its characters: with those mapped to "a" and every
-# other byte to a space, a substring search finds whether a text has one at all (most source
-# files have none), in a fraction of the regex's time.
-_CANDIDATE_BYTES = bytes(
-    ord("a") if re.fullmatch(r"[A-Za-z0-9+/_-]", chr(b)) else ord(" ") for b in range(256)
-)
-_CANDIDATE_RUN = b"a" * 32
 
 
 def redact_secrets(text: str, found: list[tuple[str, str]] | None = None) -> tuple[str, int]:
@@ -247,7 +238,7 @@ def redact_secrets(text: str, found: list[tuple[str, str]] | None = None) -> tup
 
     if "PRIVATE KEY" in text:
         text = _PEM_BLOCK.sub(counted(_redact_pem), text)
-    if "://" in text and _URL_CREDENTIALS_HINT.search(text):
+    if prefilters.may_hold_url_credentials(text):
         text = _URL_CREDENTIALS.sub(counted(_redact_group("value")), text)
     for literals, pattern in _TOKEN_RULES:
         if any(literal in text for literal in literals):
@@ -255,16 +246,9 @@ def redact_secrets(text: str, found: list[tuple[str, str]] | None = None) -> tup
     if "Bearer" in text or "Basic" in text or "Token" in text:
         text = _AUTH_HEADER.sub(counted(_redact_auth_header), text)
     text = _redact_assignments(text, counted(_redact_quoted), counted(_redact_bare))
-    if _may_hold_candidate(text):
+    if prefilters.may_hold_candidate(text):
         text = _CANDIDATE.sub(counted(_redact_high_entropy(text)), text)
     return text, count
-
-
-def _may_hold_candidate(text: str) -> bool:
-    """Whether ``text`` has a run of 32 characters a :data:`_CANDIDATE` is made of (which every
-    match needs; non-ASCII characters encode to bytes outside the set)."""
-    data = text.encode("utf-8", "surrogatepass").translate(_CANDIDATE_BYTES)
-    return _CANDIDATE_RUN in data
 
 
 def _redact_assignments(

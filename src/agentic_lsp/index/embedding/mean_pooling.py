@@ -83,7 +83,9 @@ class MeanPoolingModel:
         show_progress_bar: bool = False,
     ) -> np.ndarray:
         """An (n, dim) float32 array. Texts are batched longest first (as sentence-transformers
-        does: less padding), the rows returned in the input's order."""
+        does: less padding), the rows returned in the input's order. ``convert_to_numpy`` and
+        ``show_progress_bar`` are SentenceTransformer's signature only: the result is always
+        numpy, and there is no progress bar."""
         out = np.zeros((len(sentences), self.encoder.hidden_size), dtype=np.float32)
         order = np.argsort([-len(text) for text in sentences], kind="stable")
         self._tokenizer.enable_truncation(max_length=self.max_seq_length)
