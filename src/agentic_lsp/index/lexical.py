@@ -31,17 +31,12 @@ NOMINAL_AVG_LEN = {"files": 400.0, "functions": 60.0, "sections": 150.0}
 """Typical term counts per point in each collection, for ``encode_sparse(avg_len=...)``."""
 
 
-def hash_term(term: str) -> int:
-    """Stable uint32 index of a (case-folded) term, computed (see :func:`term_index`)."""
-    digest = hashlib.blake2b(term.casefold().encode("utf-8"), digest_size=4).digest()
-    return int.from_bytes(digest, "little")
-
-
 def term_index(term: str) -> int:
     """Stable uint32 index of a (case-folded) term (memoised per process, bounded)."""
     index = _INDEX_MEMO.get(term)
     if index is None:
-        index = hash_term(term)
+        digest = hashlib.blake2b(term.casefold().encode("utf-8"), digest_size=4).digest()
+        index = int.from_bytes(digest, "little")
         if len(_INDEX_MEMO) >= _INDEX_MEMO_MAX:
             _INDEX_MEMO.clear()
         _INDEX_MEMO[term] = index
