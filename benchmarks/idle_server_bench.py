@@ -33,6 +33,7 @@ from typing import IO, Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.cache_copy import copy_cache
 from benchmarks.index_bench import cpu_model, django_tree
 from benchmarks.index_bench_run import process_tree
 from benchmarks.restart_bench import REPO, baseline_sources
@@ -162,7 +163,7 @@ def main() -> None:
         for label, src in sides:
             caches[label] = args.work / f"side-{len(caches)}"
             shutil.rmtree(caches[label], ignore_errors=True)
-            shutil.copytree(indexed, caches[label], symlinks=True)
+            copy_cache(indexed, caches[label])
             serve_idle(src, tree, caches[label], 10.0)  # a first start, unmeasured
         load_start = os.getloadavg()
         runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in sides}

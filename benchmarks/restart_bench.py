@@ -44,6 +44,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.cache_copy import copy_cache
 from benchmarks.index_bench import cpu_model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -205,7 +206,7 @@ def measure(
     for label, src in sides:
         caches[label] = work / f"side-{len(caches)}"
         shutil.rmtree(caches[label], ignore_errors=True)
-        shutil.copytree(indexed, caches[label], symlinks=True)
+        copy_cache(indexed, caches[label])
         for saved in caches[label].rglob("index-state"):  # each side saves its own snapshot,
             saved.unlink()  # all it holds, from the store (one of another version may lack some)
         primed = start(src, tree, caches[label])
