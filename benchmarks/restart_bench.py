@@ -17,7 +17,8 @@ sides restart in turn, ``--rounds`` times each, every restart in a fresh child p
   from a file (go to definition: the best 50, as the navigator asks), ``fuzzy`` (workspace
   symbols) and ``symbols_in`` of 200 files, each timed;
 - **anonymous memory** of the process after those lookups (after ``gc`` and ``malloc_trim``):
-  what an idle server holds for its index state.
+  what an idle server holds for its index state; and its **resident memory**, which adds the
+  pages of mapped files (the store's, the snapshot's) it holds at that moment.
 
 Prints the median of each side and the ratio, with the machine and its load average.
 """
@@ -120,6 +121,7 @@ def lookups(table: Any) -> dict[str, float]:
     ctypes.CDLL("libc.so.6").malloc_trim(0)
     status = Path("/proc/self/status").read_text().splitlines()
     anon = next(int(line.split()[1]) for line in status if line.startswith("RssAnon:"))
+    resident = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
     return {
         "first_find_ms": first,
         "first_fuzzy_ms": first_fuzzy,
@@ -135,6 +137,7 @@ def lookups(table: Any) -> dict[str, float]:
         "symbols_in_max_ms": max(in_file),
         "export_ms": export,
         "anon_mb": anon / 1024,
+        "rss_mb": resident / 1024,
     }
 
 
@@ -240,6 +243,7 @@ ROWS = (
     ("symbols_in_max_ms", "`symbols_in`, slowest", "ms"),
     ("export_ms", "the snapshot's export after one edit (fold of the names)", "ms"),
     ("anon_mb", "anonymous memory after the lookups", "MB"),
+    ("rss_mb", "resident memory after the lookups (anonymous and mapped files)", "MB"),
 )
 
 

@@ -131,6 +131,41 @@ def test_a_restart_keeps_symbols_packed_through_reads_and_lookups(workspace) -> 
         engine.indexer.close()
 
 
+def _mapped_paths() -> set[str]:
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        fields = [line.split(maxsplit=5) for line in maps]
+    return {f[5].strip() for f in fields if len(f) == 6}
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
+def test_a_restart_maps_the_snapshot_and_reads_it_through_a_save_that_replaces_it(
+    workspace,
+) -> None:
+    root, cache = workspace
+    saved = snapshot_file(cache)
+    engine = open_engine(root, cache)
+    try:
+        table = engine.indexer.symbols
+        assert str(saved) in _mapped_paths()  # mapped, not read into the process
+        (root / "src/shop/tax.py").write_text("def levy(country):\n    return 0\n")
+        engine.indexer.update_paths(["src/shop/tax.py"], embed=False)  # removes the file
+        assert not saved.exists()
+        engine.indexer.save_snapshot()  # a new file in its place
+        assert saved.exists() and f"{saved} (deleted)" in _mapped_paths()
+        # the other files' symbols are still the first file's bytes, read after both
+        assert [s.qualname for s in table.symbols_in("src/shop/cart.py")] == [
+            "Cart",
+            "Cart.add",
+            "Cart.total",
+        ]
+        assert [r.symbol.qualname for r in table.find("total")] == ["Cart.total"]
+        assert [r.symbol.name for r in table.find("retry")] == ["retry"]
+        assert [s.name for s in table.symbols_in("src/shop/tax.py")] == ["levy"]
+    finally:
+        engine.indexer.close()
+    assert after_restart(root, cache) == from_store(root, cache)
+
+
 def test_a_restart_answers_exact_lookups_from_the_saved_names_before_any_file_is_indexed(
     workspace,
 ) -> None:

@@ -95,7 +95,24 @@ def test_damaged_key_rows_are_refused() -> None:
         KeyRows.read(memoryview(data), sizes, rows.paths[:3])  # a file out of range
     with pytest.raises(ValueError):
         KeyRows.read(memoryview(data), [sizes[0], sizes[1], sizes[2] - 1, sizes[3] + 1], rows.paths)
+    head = sum(len(part) for part in rows.sections()[:3])
+    text = rows.sections()[3]
+    assert text.endswith(b"t\n")  # the same line count, the last line without its end:
+    moved = data[:head] + text[:-2] + b"\nt" + data[head + len(text) :]
+    with pytest.raises(ValueError):
+        KeyRows.read(memoryview(moved), sizes, rows.paths)
     flipped = np.frombuffer(data, dtype="<u8", count=len(rows))[::-1].tobytes()
     with pytest.raises(ValueError):
         KeyRows.read(memoryview(flipped + data[len(flipped) :]), sizes, rows.paths)
     assert paths_of(None) == ()
+
+
+def test_line_starts_count_characters_whatever_the_bytes_per_character() -> None:
+    rng = random.Random(7)
+    alphabet = ["a", "_", ".", "\t", "\n", "é", "\u0130", "中", "\U0001f600", "\ud800", "\udfff"]
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) + "\n"
+        want = [0] + [i + 1 for i, ch in enumerate(text[:-1]) if ch == "\n"]
+        assert _line_starts(text).tolist() == want, text
+        encoded = memoryview(text.encode("utf-8", "surrogatepass"))
+        assert _line_starts(text, encoded).tolist() == want, text

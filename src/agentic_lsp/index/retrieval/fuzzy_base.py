@@ -51,16 +51,24 @@ def _ends(starts: np.ndarray, lines: np.ndarray, total: int) -> np.ndarray:
     return np.where(lines < last, starts[np.minimum(lines + 1, max(last, 0))], total)
 
 
-def _line_starts(text: str) -> np.ndarray:
-    """Where each line of ``text`` (every line ended by a line break) starts, in characters."""
+def _line_starts(text: str, encoded: memoryview | bytes | None = None) -> np.ndarray:
+    """Where each line of ``text`` (every line ended by a line break) starts, in characters;
+    ``encoded``: its UTF-8 bytes (``surrogatepass``), read in place."""
     if not text:
         return np.zeros(0, np.int64)
-    if text.isascii():
-        codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    else:
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    if encoded is None:
+        encoded = text.encode("utf-8", "surrogatepass")
+    codes = np.frombuffer(encoded, dtype=np.uint8)
     ends = np.flatnonzero(codes == 10) + 1
+    if len(encoded) != len(text):  # a character of several bytes: count the bytes it adds
+        continuing = np.flatnonzero((codes & 0xC0) == 0x80)  # a UTF-8 continuation byte
+        ends -= np.searchsorted(continuing, ends)
     return np.concatenate([np.zeros(1, np.int64), ends[:-1]]).astype(np.int64)
+
+
+def _lines_of(text: str, starts: np.ndarray) -> int:
+    """How many lines ``text`` has, each ended by a line break (-1 if its end is not one)."""
+    return len(starts) if not text or text.endswith("\n") else -1
 
 
 @dataclass(frozen=True)
@@ -129,18 +137,18 @@ class KeyRows:
         files = aligned(np.frombuffer(part[2], dtype=INDEX))
         text = str(part[3], "utf-8", "surrogatepass")
         keys = str(part[4], "utf-8", "surrogatepass")
+        starts, key_starts = _line_starts(text, part[3]), _line_starts(keys, part[4])
         if (
             int(ptr[0]) != 0
             or int(ptr[-1]) != entries
             or bool(np.any(ptr[1:] < ptr[:-1]))
             or bool(np.any(hashes[1:] < hashes[:-1]))
             or (entries and int(files.max()) >= len(paths))
-            or text.count("\n") != lines
-            or keys.count("\n") != lines
-            or (lines and not (text.endswith("\n") and keys.endswith("\n")))
+            or _lines_of(text, starts) != lines
+            or _lines_of(keys, key_starts) != lines
         ):
             raise ValueError("key rows out of order or out of range")
-        return cls.build(hashes, ptr, files, text, keys, paths)
+        return cls(hashes, ptr, files, text, keys, paths, starts, key_starts)
 
     def key(self, line: int) -> NameKey:
         start = int(self.key_starts[line])
