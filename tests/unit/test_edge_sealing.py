@@ -314,3 +314,46 @@ def test_a_shard_that_cannot_be_reopened_closes_the_store_with_a_clear_error(
         assert again.recovered_from is None and again.store.count("functions") == 40
     finally:
         again.store.close()
+
+
+def test_an_unfiltered_count_is_the_exact_count_through_writes_seals_and_reopens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``count`` without a filter reads the shard's info (no scan): it must stay the exact
+    count through re-upserts, vectors set on sealed points, deletes, seals and reopens."""
+    import random
+
+    import qdrant_edge as qe
+
+    monkeypatch.setattr(edge_writes, "SEAL_AFTER", 40)
+    path = tmp_path / "store"
+    store = open_store("edge", path=path, dim=DIM, model_id=MODEL).store
+    assert isinstance(store, edge.EdgeStore)
+    rng = random.Random(3)
+    try:
+        for _ in range(160):
+            roll = rng.random()
+            ids = [rng.randrange(200) for _ in range(rng.randint(1, 30))]
+            if roll < 0.5:
+                dense = rng.random() < 0.5
+                batch = [
+                    point(f"f{i}.py::g", f"f{i}.py", dense=unit(i) if dense else None) for i in ids
+                ]
+                store.upsert("functions", batch)
+            elif roll < 0.7:
+                store.set_dense("functions", [(f"f{i}.py::g", unit(1000 + i)) for i in ids])
+            elif roll < 0.9:
+                store.delete_paths("functions", [f"f{i}.py" for i in ids])
+            elif roll < 0.95:
+                store.settle()
+            else:
+                store.close()
+                reopened = open_store("edge", path=path, dim=DIM, model_id=MODEL).store
+                assert isinstance(reopened, edge.EdgeStore)
+                store = reopened
+            with store._reading("functions"):
+                exact = store._shard("functions").count(qe.CountRequest(exact=True))
+            assert store.count("functions") == exact
+        assert store.count("functions") == len(list(store.scroll("functions")))
+    finally:
+        store.close()

@@ -254,9 +254,11 @@ class EdgeStore(SealingWrites):
     def count(self, collection: str, where: Where | None = None) -> int:
         if where is not None and where.matches_nothing():
             return 0
-        request = qe.CountRequest(exact=True, filter=_filter(where))
         with self._reading(collection):
-            return self._shard(collection).count(request)
+            shard = self._shard(collection)
+            if where is None:  # the segments' live points: exact, and no scan (70 ms at 674k)
+                return int(shard.info().points_count)
+            return shard.count(qe.CountRequest(exact=True, filter=_filter(where)))
 
     def flush(self, idle: bool = False) -> None:
         """``idle``: shards with :data:`IDLE_SEAL_FROM` points written since their last seal
