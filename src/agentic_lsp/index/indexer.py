@@ -156,7 +156,8 @@ class Indexer(DenseVectors):
         summary = IndexSummary()
         started = time.perf_counter()
         self.rules = IgnoreRules.load(self.root, self.settings.index)
-        found = discover(self.root, self.settings.index, cancel=cancel, known=self.records)
+        with collector_paused():  # one object or more a file, none garbage
+            found = discover(self.root, self.settings.index, cancel=cancel, known=self.records)
         summary.timings["discover"] = time.perf_counter() - started
         summary.skipped = {str(k): v for k, v in found.skipped.items()}
         if cancel():

@@ -22,7 +22,7 @@ class SkipReason(StrEnum):
     OUTSIDE_SCOPES = "outside-scopes"  # not under any of ``index.scopes`` (monorepos)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one a file at every walk
 class DiscoveredFile:
     """A file accepted for indexing. ``rel_path`` is POSIX, relative to the workspace root."""
 
