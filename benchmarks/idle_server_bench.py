@@ -99,6 +99,7 @@ def _receive(stream: IO[bytes]) -> dict[str, Any]:
 def serve_idle(src: Path, root: Path, cache: Path, seconds: float) -> dict[str, Any]:
     """Start ``agentic-lsp serve`` with the package under ``src``; sample it while it idles."""
     env = {**os.environ, **SETTINGS, "AGENTIC_LSP_CACHE_DIR": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode written once, as installed (restart_bench)
     env["PYTHONPATH"] = f"{src}{os.pathsep}{REPO}"
     with tempfile.TemporaryFile() as log:
         server = subprocess.Popen(
