@@ -410,3 +410,20 @@ def state_of_store_while_open(engine: Engine) -> State:
         return state(engine)
     finally:
         engine.indexer.snapshot = snapshot
+
+
+def test_a_snapshot_the_file_system_cannot_map_is_read(workspace, monkeypatch) -> None:
+    import mmap
+
+    def refuse(*args: object, **kwargs: object) -> mmap.mmap:
+        raise OSError(19, "No such device")  # ENODEV: a file system without mappings
+
+    root, cache = workspace
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    engine = open_engine(root, cache)
+    try:
+        assert engine.indexer.snapshot is not None and engine.indexer.snapshot.valid
+        assert [s.name for s in engine.indexer.symbols.symbols_in("src/shop/tax.py")] == ["vat"]
+    finally:
+        engine.indexer.close()
+    assert after_restart(root, cache) == from_store(root, cache)

@@ -189,19 +189,23 @@ def _mapped(path: Path) -> mmap.mmap | bytes:
     only the pages it touches (the header, the name indexes' checks), and the symbols' bytes
     (157 MB at 51,732 files) are the page cache's, not the process's own memory. The mapping
     stays valid when a save replaces the file or an invalidation removes it (both rename or
-    unlink, never truncate). Windows cannot replace a mapped file: read there."""
+    unlink, never truncate). Windows cannot replace a mapped file: read there, and wherever
+    the file system cannot map it."""
     if os.name == "nt":
         return path.read_bytes()
     with open(path, "rb") as f:
         if os.fstat(f.fileno()).st_size == 0:
             return b""
-        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # ENODEV and the like: a file system without mappings
+            return f.read()
 
 
 def _drop_resident(raw: mmap.mmap | bytes) -> None:
     """Let the mapped pages read so far go from the process (they stay in the page cache and
     are mapped again when a lookup reads them)."""
-    if isinstance(raw, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+    if not isinstance(raw, bytes) and hasattr(mmap, "MADV_DONTNEED"):
         with contextlib.suppress(OSError):  # advice only
             raw.madvise(mmap.MADV_DONTNEED)
 
