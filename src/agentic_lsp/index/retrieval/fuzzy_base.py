@@ -210,7 +210,7 @@ class KeyRows:
         return self.files[int(self.ptr[line]) : int(self.ptr[line + 1])]
 
     @cached_property
-    def _masks(self) -> np.ndarray:  # built by the first search (12 ms at 507,926 lines)
+    def _masks(self) -> np.ndarray:  # built by the first search (~55 ms at 507,926 lines)
         return line_masks(self.text.encode("utf-8", "surrogatepass"))
 
     def matching(self, lowered: str) -> list[int]:

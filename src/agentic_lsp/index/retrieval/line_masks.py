@@ -20,12 +20,13 @@ import numpy as np
 CLASSES = "abcdefghijklmnopqrstuvwxyz0123456789_."
 OTHER = 63
 LINE_BREAK = 62
-CHUNK_BYTES = 1 << 20  # the per-byte bits are built a chunk of lines at a time (8x its size)
+CHUNK_BYTES = 1 << 18  # the per-byte bits are built a chunk of lines at a time (8x its size)
 
 _TABLE = np.full(256, OTHER, np.uint8)
 for _bit, _char in enumerate(CLASSES):
     _TABLE[ord(_char)] = _bit
 _TABLE[ord("\n")] = LINE_BREAK
+_BITS = np.left_shift(np.uint64(1), _TABLE.astype(np.uint64))  # a byte's bit, by byte
 
 
 def line_masks(encoded: bytes | memoryview) -> np.ndarray:
@@ -39,7 +40,7 @@ def line_masks(encoded: bytes | memoryview) -> np.ndarray:
     while line < len(starts):
         last = max(line + 1, int(np.searchsorted(starts, starts[line] + CHUNK_BYTES)))
         low, high = int(starts[line]), int(breaks[last - 1]) + 1
-        bits = np.left_shift(np.uint64(1), _TABLE[codes[low:high]].astype(np.uint64))
+        bits = _BITS[codes[low:high]]
         masks[line:last] = np.bitwise_or.reduceat(bits, starts[line:last] - low)
         line = last
     return masks
