@@ -106,32 +106,22 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, tree)))
         return
-    repo = HERE.parent
-    sides = [("current", repo / "src")]
-    base = None
-    if args.baseline:
-        base = Path(tempfile.mkdtemp(prefix="agentic-baseline-")) / "wt"
-        subprocess.run(
-            ["git", "-C", str(repo), "worktree", "add", "--detach", str(base), args.baseline],
-            check=True,
-            capture_output=True,
-        )
-        sides.insert(0, (args.baseline, base / "src"))
-    results: dict[str, dict[str, list[float]]] = {label: {} for label, _ in sides}
+    sys.path.insert(0, str(HERE))
+    from restart_bench import baseline_sources
+
+    results: dict[str, dict[str, list[float]]] = {}
     load_start = os.getloadavg()[0]
-    try:
+    with baseline_sources(args.baseline) as base:
+        sides = [("current", HERE.parent / "src")]
+        if base is not None:
+            sides.insert(0, (args.baseline, base))
+        results = {label: {} for label, _ in sides}
         for round_ in range(args.rounds):
             for mode in ("worker", "usable"):
                 for label, src in sides if round_ % 2 == 0 else sides[::-1]:
                     print(f"[round {round_ + 1}] {label} {mode} ...", file=sys.stderr, flush=True)
                     for key, value in run(src, mode, tree).items():
                         results[label].setdefault(key, []).append(value)
-    finally:
-        if base is not None:
-            subprocess.run(
-                ["git", "-C", str(repo), "worktree", "remove", "--force", str(base)],
-                capture_output=True,
-            )
     files = int(results[sides[-1][0]]["files"][0])
     print(f"\nparse CPU: {tree.name}, {files} files, {args.rounds} rounds each, in turn")
     print(f"{os.cpu_count()} cores, load average {load_start:.1f} -> {os.getloadavg()[0]:.1f}")

@@ -427,3 +427,28 @@ def test_a_snapshot_the_file_system_cannot_map_is_read(workspace, monkeypatch) -
     finally:
         engine.indexer.close()
     assert after_restart(root, cache) == from_store(root, cache)
+
+
+def test_a_load_hands_back_only_the_pages_it_copied_the_header_and_the_fuzzy_keys(
+    workspace, monkeypatch
+) -> None:
+    """The header (parsed) and the fuzzy base's keys (read into a string) are the ranges
+    advised away; packed symbols and exact names, read in place by lookups, are not."""
+    from agentic_lsp.index import state_snapshot
+
+    root, cache = workspace
+    saved = snapshot_file(cache)
+    raw = saved.read_bytes()
+    data, _ = read_snapshot(saved)
+    lines, entries, text_size, keys_size, start = data["keys"]
+    keys_at = raw.index(b"\n") + 1 + start + lines * 8 + (lines + 1) * 4 + entries * 4
+    keys_at += text_size
+    dropped: list[list[tuple[int, int]]] = []
+    monkeypatch.setattr(state_snapshot, "_drop_resident", lambda _raw, r: dropped.append(r))
+    engine = open_engine(root, cache)
+    engine.indexer.close()
+    [[head, keys]] = dropped
+    assert head == (0, raw.index(b"\n") + 1)
+    assert raw[keys[0] : keys[1]] == raw[keys_at : keys_at + keys_size] and keys[0] == keys_at
+    key_lines = raw[keys[0] : keys[1]].decode().splitlines()
+    assert "Cart.total" in key_lines or any(line.endswith("\tCart.total") for line in key_lines)

@@ -8,7 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from agentic_lsp.index.retrieval.fuzzy_base import KeyRows, _line_starts, fold
+from agentic_lsp.index.retrieval.fuzzy_base import KeyRows, _line_starts
+from agentic_lsp.index.retrieval.fuzzy_fold import fold
 from agentic_lsp.index.retrieval.name_index import add_path, paths_of
 
 NAMES = ["get", "Get", "__init__", "parse", "Kelvin\u212a", "x", "run_all", "ünï", "a.b"]

@@ -8,8 +8,9 @@ import random
 import numpy as np
 import pytest
 
-from agentic_lsp.index.retrieval import fuzzy_base, line_masks
-from agentic_lsp.index.retrieval.fuzzy_base import KeyRows, fold
+from agentic_lsp.index.retrieval import line_masks
+from agentic_lsp.index.retrieval.fuzzy_base import KeyRows
+from agentic_lsp.index.retrieval.fuzzy_fold import fold
 from agentic_lsp.index.retrieval.line_masks import query_mask
 from agentic_lsp.index.retrieval.name_index import add_path, subsequence
 
@@ -67,22 +68,56 @@ def _base(rng: random.Random) -> KeyRows:
     return fold(KeyRows.empty(), set(), overlay, paths)
 
 
-def test_the_base_matches_the_same_lines_with_the_masks_and_without(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_base_matches_the_same_lines_with_the_masks_and_without() -> None:
     rng = random.Random(9)
     kept_some = 0
     for _ in range(30):
         base = _base(rng)
         for _ in range(40):
             query = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 4))).lower()
-            monkeypatch.setattr(fuzzy_base, "MASKED_SHARE", -1.0)  # never: the whole text
-            whole = base.matching(query)
-            monkeypatch.setattr(fuzzy_base, "MASKED_SHARE", 1.0)  # always: the kept lines
-            masked = base.matching(query)
+            whole = base.matching(query, masked_share=-1.0)  # never: the whole text
+            masked = base.matching(query, masked_share=1.0)  # always: the kept lines
+            assert base.matching(query) in (whole, masked)
             assert masked == whole, query
             kept_some += bool(whole)
     assert kept_some > 50  # the queries do match lines, not only nothing
     assert np.array_equal(
-        base._masks, line_masks.line_masks(base.text.encode("utf-8", "surrogatepass"))
+        base.masks, line_masks.line_masks(base.text.encode("utf-8", "surrogatepass"))
     )
+
+
+def _fresh(rows: KeyRows) -> np.ndarray:
+    return line_masks.line_masks(rows.text.encode("utf-8", "surrogatepass"))
+
+
+def test_a_fold_keeps_the_kept_lines_masks_and_makes_the_new_ones() -> None:
+    """A fold of a prepared base carries its masks over (only the new lines' are made); the
+    result equals masks made from the folded text, whatever was kept, dropped or added."""
+    rng = random.Random(13)
+    carried = 0
+    for _ in range(40):
+        base = _base(rng)
+        if rng.random() < 0.7:
+            base.prepare()
+        overlay: dict[tuple[str, str], object] = {}
+        for _ in range(rng.randint(0, 12)):
+            name = _line(rng)
+            add_path(overlay, (name, name), f"f{rng.randint(0, 45)}.py")
+        stale = {f"f{i}.py" for i in rng.sample(range(40), rng.randint(0, 10))}
+        order = [f"f{i}.py" for i in range(46) if rng.random() < 0.9]
+        folded = fold(base, stale, overlay, order)
+        assert (folded.given_masks is not None) == (base.prepared or not len(base))
+        carried += folded.given_masks is not None and len(base) > 0
+        assert np.array_equal(folded.masks, _fresh(folded))
+    assert carried > 10
+
+
+def test_rows_read_from_bytes_make_their_masks_from_those_bytes() -> None:
+    rows = _base(random.Random(3))
+    sizes = rows.header()
+    data = memoryview(b"".join(rows.sections()))
+    read = KeyRows.read(data, sizes[:4], rows.paths)
+    assert read.encoded is not None and bytes(read.encoded) == rows.sections()[3]
+    assert not read.prepared
+    read.prepare()
+    assert read.prepared and np.array_equal(read.masks, _fresh(rows))

@@ -16,6 +16,7 @@ from agentic_lsp.index.results import SymbolRef
 from agentic_lsp.index.retrieval import symbol_store
 from agentic_lsp.index.retrieval.exact_names import ExactNames, NameRows, name_hash
 from agentic_lsp.index.retrieval.fuzzy import fuzzy_score
+from agentic_lsp.index.retrieval.fuzzy_base import KeyRows
 from agentic_lsp.index.retrieval.symbols import SymbolTable, _rank
 
 WORDS = ["parse", "index", "cache", "Token", "store", "query", "handle", "_private", "Srv"]
@@ -246,6 +247,25 @@ def test_warming_in_background_runs_one_thread_that_indexes_every_loaded_file(na
     for thread in warming:
         thread.join(timeout=30)
     assert not loaded._to_index and not loaded._unindexed  # indexed without any lookup
+    assert _answers(loaded) == _answers(built)
+    loaded.warm_in_background()  # nothing left: no thread
+    assert not [t for t in threading.enumerate() if t.name == "agentic-symbols"]
+
+
+def test_a_restart_prepares_the_fuzzy_base_search_in_the_background_not_in_a_lookup() -> None:
+    """Rows read from a snapshot's bytes have no line masks yet: the background warm makes
+    them (a restart's first workspace-symbols query does not), and an export's fold does."""
+    built, _ = _table(60)
+    symbols, imports, rows, keys = built.export()
+    assert keys is not None and keys.prepared  # the fold made them, not a lookup
+    read = KeyRows.read(memoryview(b"".join(keys.sections())), keys.header(), keys.paths)
+    loaded = SymbolTable()
+    loaded.load(list(symbols), symbols, imports, names=rows, keys=read)
+    assert not loaded._to_index and loaded._keys is read and not read.prepared
+    loaded.warm_in_background()
+    for thread in [t for t in threading.enumerate() if t.name == "agentic-symbols"]:
+        thread.join(timeout=30)
+    assert read.prepared
     assert _answers(loaded) == _answers(built)
     loaded.warm_in_background()  # nothing left: no thread
     assert not [t for t in threading.enumerate() if t.name == "agentic-symbols"]

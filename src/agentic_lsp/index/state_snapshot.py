@@ -85,6 +85,7 @@ class StateSnapshot:
                 ):
                     raise ValueError("another format or index")
                 blob = memoryview(raw)[end + 1 :]
+                copied = [(0, end + 1), *_key_strings(data.get("keys"), end + 1)]
                 symbols = {p: _packed(v, blob) for p, v in data["symbols"].items()}
                 state = State(
                     [_row(r, len(RECORD_FIELDS)) for r in data["records"]],
@@ -94,7 +95,7 @@ class StateSnapshot:
                     _keys(data.get("keys"), blob, tuple(symbols)),
                 )
                 del data
-            _drop_resident(raw)  # the header's pages and those the checks read
+            _drop_resident(raw, copied)  # the header's pages, and the fuzzy keys' (now strings)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             log.info("index state snapshot ignored (%s): rebuilding from the store", exc)
             self._remove()
@@ -202,12 +203,27 @@ def _mapped(path: Path) -> mmap.mmap | bytes:
             return f.read()
 
 
-def _drop_resident(raw: mmap.mmap | bytes) -> None:
-    """Let the mapped pages read so far go from the process (they stay in the page cache and
-    are mapped again when a lookup reads them)."""
-    if not isinstance(raw, bytes) and hasattr(mmap, "MADV_DONTNEED"):
-        with contextlib.suppress(OSError):  # advice only
-            raw.madvise(mmap.MADV_DONTNEED)
+def _drop_resident(raw: mmap.mmap | bytes, ranges: list[tuple[int, int]]) -> None:
+    """Let the mapped pages of ``ranges`` (start, end) go from the process: bytes read once and
+    copied (they stay in the page cache, and are mapped again if something reads them). The
+    pages that lookups read in place (packed symbols, exact names) stay."""
+    if isinstance(raw, bytes) or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    for start, end in ranges:
+        first = start - start % mmap.PAGESIZE
+        if end > first:
+            with contextlib.suppress(OSError, ValueError):  # advice only
+                raw.madvise(mmap.MADV_DONTNEED, first, min(end, len(raw)) - first)
+
+
+def _key_strings(value: Any, offset: int) -> list[tuple[int, int]]:
+    """Where the fuzzy base's keys (the one section read into a string and never read from
+    the file again) lie in the file, given where the blob starts; none if malformed."""
+    if not (isinstance(value, list) and len(value) == 5 and all(type(v) is int for v in value)):
+        return []
+    lines, entries, text_size, keys_size, start = value
+    at = offset + start + lines * 8 + (lines + 1) * 4 + entries * 4 + text_size
+    return [(at, at + keys_size)]
 
 
 def _row(values: Any, size: int) -> tuple[Any, ...]:

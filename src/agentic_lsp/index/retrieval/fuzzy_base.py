@@ -14,22 +14,22 @@ A :class:`KeyRows` holds, a line per key, in the order of the keys' 64-bit hashe
 
 Files indexed since the base was made live in a ``NameIndex`` overlay and their base entries
 are stale (the set :class:`~agentic_lsp.index.retrieval.exact_names.ExactNames` keeps);
-:func:`fold` makes a new base of both.
+:func:`~agentic_lsp.index.retrieval.fuzzy_fold.fold` makes a new base of both.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
-from agentic_lsp.index.retrieval.exact_names import aligned, positions, remapped
+from agentic_lsp.index.retrieval.exact_names import aligned
 from agentic_lsp.index.retrieval.fuzzy import key_prefix_scores
-from agentic_lsp.index.retrieval.line_masks import candidate_lines, line_masks
-from agentic_lsp.index.retrieval.name_index import NameKey, Paths, paths_of, subsequence
+from agentic_lsp.index.retrieval.line_masks import candidate_lines, line_breaks, line_masks
+from agentic_lsp.index.retrieval.name_index import NameKey, subsequence
 
 HASH = np.dtype("<u8")
 MASKED_SHARE = 0.25  # above this share of lines the mask keeps, the regex scans the whole text
@@ -61,7 +61,7 @@ def _line_starts(text: str, encoded: memoryview | bytes | None = None) -> np.nda
     if encoded is None:
         encoded = text.encode("utf-8", "surrogatepass")
     codes = np.frombuffer(encoded, dtype=np.uint8)
-    ends = np.flatnonzero(codes == 10) + 1
+    ends = line_breaks(codes) + 1
     if len(encoded) != len(text):  # a character of several bytes: count the bytes it adds
         continuing = np.flatnonzero((codes & 0xC0) == 0x80)  # a UTF-8 continuation byte
         ends -= np.searchsorted(continuing, ends)
@@ -83,6 +83,10 @@ class KeyRows:
     paths: Sequence[str]
     starts: np.ndarray
     key_starts: np.ndarray
+    # ``text``'s UTF-8 bytes where they are at hand (a view of the mapped snapshot)
+    encoded: bytes | memoryview | None = field(default=None, compare=False, repr=False)
+    # the line masks, when made with the rows (a fold from a base that had them)
+    given_masks: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -150,7 +154,7 @@ class KeyRows:
             or _lines_of(keys, key_starts) != lines
         ):
             raise ValueError("key rows out of order or out of range")
-        return cls(hashes, ptr, files, text, keys, paths, starts, key_starts)
+        return cls(hashes, ptr, files, text, keys, paths, starts, key_starts, part[3])
 
     def key(self, line: int) -> NameKey:
         start = int(self.key_starts[line])
@@ -210,17 +214,35 @@ class KeyRows:
         return self.files[int(self.ptr[line]) : int(self.ptr[line + 1])]
 
     @cached_property
-    def _masks(self) -> np.ndarray:  # built by the first search (~55 ms at 507,926 lines)
-        return line_masks(self.text.encode("utf-8", "surrogatepass"))
+    def masks(self) -> np.ndarray:
+        """Each line's :func:`~agentic_lsp.index.retrieval.line_masks.line_masks` (~40 ms at
+        507,926 lines from the snapshot's bytes): made by :meth:`prepare` off the request
+        path, or else by the first search."""
+        if self.given_masks is not None:
+            return self.given_masks
+        encoded = self.encoded
+        if encoded is None:
+            encoded = self.text.encode("utf-8", "surrogatepass")
+        return line_masks(encoded)
 
-    def matching(self, lowered: str) -> list[int]:
+    @property
+    def prepared(self) -> bool:
+        return "masks" in self.__dict__
+
+    def prepare(self) -> None:
+        """Make what a search reads besides the text (the line masks), so that no editor
+        request waits for it."""
+        _ = self.masks
+
+    def matching(self, lowered: str, masked_share: float = MASKED_SHARE) -> list[int]:
         """Lines whose lowercased qualname holds ``lowered`` as a subsequence: the regex scans
-        only the lines holding each of its characters, joined, when they are few enough."""
+        only the lines holding each of its characters, joined, when they are at most
+        ``masked_share`` of the lines."""
         pattern = subsequence(lowered)
         if pattern is None or not self.text:
             return []
         text, starts = self.text, self.starts
-        kept = candidate_lines(self._masks, lowered, MASKED_SHARE)
+        kept = candidate_lines(self.masks, lowered, masked_share)
         if kept is not None:
             ends = _ends(starts, kept, len(text))  # each line with its line break
             begins = starts[kept]
@@ -240,147 +262,3 @@ class KeyRows:
                 return line
             line += 1
         return None
-
-
-def fold(
-    base: KeyRows,
-    stale: Set[str],
-    overlay: Mapping[NameKey, Paths],
-    order: Sequence[str],
-    index: Mapping[str, int] | None = None,
-) -> KeyRows:
-    """``base`` without the entries of ``stale`` files, and ``overlay``'s keys and paths, as
-    one new base whose files index ``order`` (a file not in it is left out; ``index``: each
-    file's position in it, if the caller has it).
-
-    Linear in the base's entries with numpy, and per overlay key in Python: after a cold
-    index every key is in the overlay (552,497 at 51,732 files), so nothing there is done
-    per key that numpy can do for all of them."""
-    index = positions(order) if index is None else index
-    remap = remapped(base.paths, order, index, stale)
-    line_of_entry = np.repeat(np.arange(len(base), dtype=np.int64), np.diff(base.ptr))
-    entry_files = remap[base.files] if len(base.files) else np.zeros(0, np.int64)
-    keep = entry_files >= 0
-    old_lines, old_files = line_of_entry[keep], entry_files[keep]
-    # the overlay's keys, their files, and the base line holding each (-1: a new line)
-    keys: list[NameKey] = []
-    sizes: list[int] = []
-    extra_files: list[int] = []
-    for key, held in overlay.items():
-        name, qualname = key
-        if "\n" in name or "\t" in name or "\n" in qualname or "\t" in qualname:
-            continue  # a key that cannot be a line (never produced by the parsers)
-        ids = [index[p] for p in paths_of(held) if p in index]
-        if ids:
-            keys.append(key)
-            sizes.append(len(ids))
-            extra_files += ids
-    hashed = np.fromiter((key_hash(key) for key in keys), dtype=HASH, count=len(keys))
-    on_line = np.full(len(keys), -1, dtype=np.int64)
-    if len(base) and len(keys):
-        at = np.minimum(np.searchsorted(base.hashes, hashed), len(base) - 1)
-        for k in np.flatnonzero(base.hashes[at] == hashed).tolist():
-            line = base.line_of(keys[k], int(hashed[k]))  # a hash match: the key itself?
-            on_line[k] = -1 if line is None else line
-    new = np.flatnonzero(on_line < 0)
-    new_keys = [keys[k] for k in new.tolist()]
-    fresh = hashed[new]
-    # each overlay entry's line: a base line, or -(1 + its new line number)
-    code = on_line.copy()
-    code[new] = -1 - np.arange(len(new), dtype=np.int64)
-    extra = np.repeat(code, np.asarray(sizes, dtype=np.int64))
-    counts = np.bincount(old_lines, minlength=len(base))
-    on_base = extra[extra >= 0]
-    counts += np.bincount(on_base, minlength=len(base))
-    kept_lines = np.flatnonzero(counts > 0)
-    # merge the kept base lines and the new ones by hash
-    fresh_order = np.argsort(fresh, kind="stable")
-    kept_hashes = base.hashes[kept_lines]
-    at = np.searchsorted(kept_hashes, fresh[fresh_order])
-    # final position of each kept base line and each new line
-    n_final = len(kept_lines) + len(new_keys)
-    is_new = np.zeros(n_final, dtype=bool)
-    new_slots = at + np.arange(len(fresh_order))
-    is_new[new_slots] = True
-    base_slots = np.flatnonzero(~is_new)
-    final_of_base = np.full(len(base), -1, dtype=np.int64)
-    final_of_base[kept_lines] = base_slots
-    final_of_new = np.empty(len(new_keys), dtype=np.int64)
-    final_of_new[fresh_order] = new_slots
-    # entries: (final line, file), ordered by line, base entries before the overlay's
-    extra_final = np.empty(len(extra), dtype=np.int64)
-    extra_final[extra >= 0] = final_of_base[on_base]
-    extra_final[extra < 0] = final_of_new[-extra[extra < 0] - 1]
-    # the base's entries are in line order already (kept lines keep their order): the
-    # overlay's few are sorted and merged in, linear in the entries, not a sort of them all
-    base_final = final_of_base[old_lines]
-    by_line = np.argsort(extra_final, kind="stable")
-    extra_final = extra_final[by_line]
-    at_entry = np.searchsorted(base_final, extra_final, side="right")
-    files = np.insert(old_files, at_entry, np.asarray(extra_files, dtype=np.int64)[by_line])
-    ptr = np.zeros(n_final + 1, dtype=np.int64)
-    counts_final = np.bincount(base_final, minlength=n_final)
-    counts_final += np.bincount(extra_final, minlength=n_final)
-    np.cumsum(counts_final, out=ptr[1:])
-    hashes = np.empty(n_final, dtype=HASH)
-    hashes[base_slots] = kept_hashes
-    hashes[new_slots] = fresh[fresh_order]
-    lowered = [f"{key[1].lower()}\n" for key in new_keys]
-    lined = [f"{_key_line(key)}\n" for key in new_keys]
-    text, starts = _text(base.text, base.starts, kept_lines, base_slots, lowered, final_of_new)
-    keys_text, key_starts = _text(
-        base.keys, base.key_starts, kept_lines, base_slots, lined, final_of_new
-    )
-    return KeyRows(
-        hashes,
-        ptr.astype(INDEX),
-        files.astype(INDEX),
-        text,
-        keys_text,
-        tuple(order),
-        starts,
-        key_starts,
-    )
-
-
-def _text(
-    text: str,
-    starts: np.ndarray,
-    kept_lines: np.ndarray,
-    base_slots: np.ndarray,
-    new_lines: list[str],
-    final_of_new: np.ndarray,
-) -> tuple[str, np.ndarray]:
-    """The new base's text (the kept lines of ``text`` and ``new_lines``, at their slots) and
-    where its lines start. Runs of base lines kept side by side are copied as one slice each,
-    so a fold after an edit costs a few slices, not a string per line; the starts come from
-    the lines' lengths, not from reading the text again."""
-    n_final = len(kept_lines) + len(new_lines)
-    lengths = np.empty(n_final, dtype=np.int64)
-    if len(starts):
-        base_lengths = np.diff(np.append(starts, len(text)))
-        lengths[base_slots] = base_lengths[kept_lines]
-    lengths[final_of_new] = np.fromiter(map(len, new_lines), dtype=np.int64, count=len(new_lines))
-    new_starts = np.zeros(n_final, dtype=np.int64)
-    np.cumsum(lengths[:-1], out=new_starts[1:])
-    if not new_lines and len(kept_lines) == len(starts):
-        return text, new_starts
-    slots: list[int] = []
-    pieces: list[str] = []
-    if len(kept_lines):
-        breaks = np.flatnonzero((np.diff(base_slots) != 1) | (np.diff(kept_lines) != 1)) + 1
-        firsts = np.concatenate([[0], breaks]).tolist()
-        lasts = np.concatenate([breaks - 1, [len(kept_lines) - 1]]).tolist()
-        for a, b in zip(firsts, lasts, strict=True):
-            slots.append(int(base_slots[a]))
-            pieces.append(_span(text, starts, int(kept_lines[a]), int(kept_lines[b])))
-    slots += final_of_new.tolist()
-    pieces += new_lines
-    in_order = np.argsort(np.asarray(slots, dtype=np.int64), kind="stable").tolist()
-    return "".join([pieces[i] for i in in_order]), new_starts
-
-
-def _span(text: str, starts: np.ndarray, first: int, last: int) -> str:
-    """Lines ``first``..``last`` of ``text``, line breaks included."""
-    end = int(starts[last + 1]) if last + 1 < len(starts) else len(text)
-    return text[int(starts[first]) : end]

@@ -29,11 +29,17 @@ _TABLE[ord("\n")] = LINE_BREAK
 _BITS = np.left_shift(np.uint64(1), _TABLE.astype(np.uint64))  # a byte's bit, by byte
 
 
-def line_masks(encoded: bytes | memoryview) -> np.ndarray:
+def line_breaks(codes: np.ndarray) -> np.ndarray:
+    """Where each line break of the UTF-8 bytes ``codes`` is (a multi-byte character never
+    holds the byte 10)."""
+    return np.flatnonzero(codes == 10)
+
+
+def line_masks(encoded: bytes | memoryview, breaks: np.ndarray | None = None) -> np.ndarray:
     """The mask of each line of ``encoded`` (UTF-8 text whose every line ends with a line
-    break), in order."""
+    break), in order; ``breaks``: its :func:`line_breaks`, if the caller has them."""
     codes = np.frombuffer(encoded, dtype=np.uint8)
-    breaks = np.flatnonzero(codes == 10)
+    breaks = line_breaks(codes) if breaks is None else breaks
     starts = np.concatenate([np.zeros(1, np.int64), breaks[:-1] + 1]) if len(breaks) else breaks
     masks = np.zeros(len(starts), np.uint64)
     line = 0
