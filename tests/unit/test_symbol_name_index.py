@@ -252,23 +252,18 @@ def test_warming_in_background_runs_one_thread_that_indexes_every_loaded_file(na
     assert not [t for t in threading.enumerate() if t.name == "agentic-symbols"]
 
 
-def test_a_restart_prepares_the_fuzzy_base_search_in_the_background_not_in_a_lookup() -> None:
-    """Rows read from a snapshot's bytes have no line masks yet: the background warm makes
-    them (a restart's first workspace-symbols query does not), and an export's fold does."""
+def test_an_export_prepares_the_folded_base_and_rows_read_back_make_theirs_once() -> None:
+    """The fold of an export makes the new base's line masks (not the first search after
+    it); rows read from a snapshot's bytes make theirs at their first search."""
     built, _ = _table(60)
     symbols, imports, rows, keys = built.export()
-    assert keys is not None and keys.prepared  # the fold made them, not a lookup
+    assert keys is not None and keys.prepared
     read = KeyRows.read(memoryview(b"".join(keys.sections())), keys.header(), keys.paths)
     loaded = SymbolTable()
     loaded.load(list(symbols), symbols, imports, names=rows, keys=read)
-    assert not loaded._to_index and loaded._keys is read and not read.prepared
-    loaded.warm_in_background()
-    for thread in [t for t in threading.enumerate() if t.name == "agentic-symbols"]:
-        thread.join(timeout=30)
-    assert read.prepared
+    assert not read.prepared
     assert _answers(loaded) == _answers(built)
-    loaded.warm_in_background()  # nothing left: no thread
-    assert not [t for t in threading.enumerate() if t.name == "agentic-symbols"]
+    assert read.prepared
 
 
 def test_definitions_read_only_the_files_a_limit_returns_and_rank_as_a_full_sort() -> None:

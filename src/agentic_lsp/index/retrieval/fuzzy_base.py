@@ -215,9 +215,9 @@ class KeyRows:
 
     @cached_property
     def masks(self) -> np.ndarray:
-        """Each line's :func:`~agentic_lsp.index.retrieval.line_masks.line_masks` (~40 ms at
-        507,926 lines from the snapshot's bytes): made by :meth:`prepare` off the request
-        path, or else by the first search."""
+        """Each line's :func:`~agentic_lsp.index.retrieval.line_masks.line_masks`: made by the
+        fold that made these rows (an export's :meth:`prepare`, off the request path), else by
+        the first search (rows read from a snapshot: from its bytes, not encoded again)."""
         if self.given_masks is not None:
             return self.given_masks
         encoded = self.encoded
