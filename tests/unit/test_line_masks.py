@@ -109,6 +109,8 @@ def test_a_fold_keeps_the_kept_lines_masks_and_makes_the_new_ones() -> None:
         assert (folded.given_masks is not None) == (base.prepared or not len(base))
         carried += folded.given_masks is not None and len(base) > 0
         assert np.array_equal(folded.masks, _fresh(folded))
+        fresh = KeyRows.read(memoryview(b"".join(folded.sections())), folded.header(), order)
+        assert all(np.array_equal(a, b) for a, b in zip(folded.heads, fresh.heads, strict=True))
     assert carried > 10
 
 
@@ -121,3 +123,45 @@ def test_rows_read_from_bytes_make_their_masks_from_those_bytes() -> None:
     assert not read.prepared
     read.prepare()
     assert read.prepared and np.array_equal(read.masks, _fresh(rows))
+
+
+def test_heads_are_each_lines_first_bytes_lowered_or_not() -> None:
+    rng = random.Random(21)
+    for _ in range(60):
+        lines = [_line(rng).replace("a", rng.choice("aAZ")) for _ in range(rng.randint(0, 30))]
+        encoded = "".join(f"{line}\n" for line in lines).encode("utf-8", "surrogatepass")
+        for lower in (False, True):
+            heads = line_masks.line_heads(encoded, lower=lower).tolist()
+            for line, head in zip(lines, heads, strict=True):
+                own = (line.encode("utf-8", "surrogatepass") + b"\n")[: line_masks.HEAD]
+                first = own.ljust(line_masks.HEAD, b"\0")  # zeros past the line break
+                if lower:
+                    first = bytes(b + 32 if 65 <= b <= 90 else b for b in first)
+                assert head.to_bytes(8, "little") == first
+            assert len(heads) == len(lines)
+
+
+def test_prefix_lines_are_the_prefix_hits_of_every_line() -> None:
+    """What the heads find equals reading every line's name and qualname: any case, non-ASCII
+    names (the Kelvin sign lowercases to "k"), queries longer than a head."""
+    rng = random.Random(4)
+    words = ["get", "Get_item", "\u212aelvin", "kelvin", "g\u00e9t", "getitemsoflist", "x"]
+    checked = 0
+    for _ in range(25):
+        overlay: dict[tuple[str, str], object] = {}
+        for i in range(rng.randint(1, 60)):
+            name = rng.choice(words) + rng.choice(["", "_X", "Item", "\u212a"])
+            add_path(overlay, (name, rng.choice([name, f"C{i % 3}.{name}", "Other"])), "f.py")
+        rows = fold(KeyRows.empty(), set(), overlay, ["f.py"])
+        for query in ["g", "GET", "get_i", "k", "kelvin", "getitemsoflist", "getitemsoz", "c1.g"]:
+            found = rows.prefix_lines(query)
+            assert found is not None
+            every = np.arange(len(rows))
+            qual, name = rows._prefix_hits(query.lower(), every)
+            hit = qual | name
+            assert found[0].tolist() == every[hit].tolist(), query
+            assert (
+                found[1].tolist() == qual[hit].tolist() and found[2].tolist() == name[hit].tolist()
+            )
+            checked += int(hit.sum())
+    assert checked > 300

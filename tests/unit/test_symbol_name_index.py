@@ -542,3 +542,39 @@ def test_prefix_scores_from_lengths_equal_scores_of_the_names(
 def test_only_one_character_lowercases_to_a_different_length() -> None:
     """What scoring prefix matches from lengths relies on (a key holding it is decoded)."""
     assert [c for c in range(sys.maxunicode + 1) if len(chr(c).lower()) != 1] == [0x130]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_broad_queries_from_the_lines_heads_answer_as_a_scan_without_scanning_the_text(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query with at least ``limit`` prefix matches in the base is answered from every
+    line's first bytes (no regex over the whole text): the same answers as a scan of every
+    symbol, for names of any case, non-ASCII (the Kelvin sign), names that are not their
+    qualname's last part, queries longer than a head, and after edits (stale base lines)."""
+    rng = random.Random(seed)
+    table = SymbolTable()
+    for i in range(80):
+        table.replace_file(f"m{i}.py", _named_symbols(rng, i), [])
+    loaded = _loaded(table, "both")
+    whole_scans = 0
+    matching = type(loaded._keys).matching
+
+    def counting(rows: object, lowered: str, *args: object, **kwargs: object) -> object:
+        nonlocal whole_scans
+        whole_scans += kwargs.get("within") is None
+        return matching(rows, lowered, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(loaded._keys), "matching", counting)
+    queries = ["g", "G", "get", "gEt_", "k", "kel", "kelvin_x", "getitem_x", "getteritem",
+               "cls1.getitem", "other", "g.e", "o", "\u212a", "x"]  # fmt: skip
+    for query in queries:
+        for limit in (1, 5, 20, 100):
+            assert loaded.fuzzy(query, limit) == fuzzy_scan(loaded, query, limit), (query, limit)
+    assert whole_scans < len(queries) * 4 / 2  # most were answered from the heads
+    for path in [f"m{i}.py" for i in range(0, 80, 3)]:
+        loaded.replace_file(path, _named_symbols(rng, 500), [])
+    loaded.remove_file("m1.py")
+    for query in queries:
+        for limit in (1, 5, 20):
+            assert loaded.fuzzy(query, limit) == fuzzy_scan(loaded, query, limit), (query, limit)

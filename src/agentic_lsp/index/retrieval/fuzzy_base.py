@@ -28,7 +28,15 @@ import numpy as np
 
 from agentic_lsp.index.retrieval.exact_names import aligned
 from agentic_lsp.index.retrieval.fuzzy import key_prefix_scores
-from agentic_lsp.index.retrieval.line_masks import candidate_lines, line_breaks, line_masks
+from agentic_lsp.index.retrieval.line_masks import (
+    HEAD,
+    candidate_lines,
+    heads_not_ascii,
+    heads_starting,
+    line_breaks,
+    line_heads,
+    line_masks,
+)
 from agentic_lsp.index.retrieval.name_index import NameKey, subsequence
 
 HASH = np.dtype("<u8")
@@ -83,10 +91,14 @@ class KeyRows:
     paths: Sequence[str]
     starts: np.ndarray
     key_starts: np.ndarray
-    # ``text``'s UTF-8 bytes where they are at hand (a view of the mapped snapshot)
+    # ``text``'s and ``keys``' UTF-8 bytes where they are at hand (views of the mapped snapshot)
     encoded: bytes | memoryview | None = field(default=None, compare=False, repr=False)
-    # the line masks, when made with the rows (a fold from a base that had them)
+    encoded_keys: bytes | memoryview | None = field(default=None, compare=False, repr=False)
+    # the line masks and heads, when made with the rows (a fold from a base that had them)
     given_masks: np.ndarray | None = field(default=None, compare=False, repr=False)
+    given_heads: tuple[np.ndarray, np.ndarray] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @classmethod
     def build(
@@ -154,7 +166,7 @@ class KeyRows:
             or _lines_of(keys, key_starts) != lines
         ):
             raise ValueError("key rows out of order or out of range")
-        return cls(hashes, ptr, files, text, keys, paths, starts, key_starts, part[3])
+        return cls(hashes, ptr, files, text, keys, paths, starts, key_starts, part[3], part[4])
 
     def key(self, line: int) -> NameKey:
         start = int(self.key_starts[line])
@@ -193,22 +205,65 @@ class KeyRows:
         the lowercased name's (a non-ASCII query, a key holding "İ")."""
         if not query.isascii() or not self._lowering_keeps_lengths:
             return None
-        lowered, size = query.lower(), len(query)
-        text, keys = self.text, self.keys
-        starts, key_starts = self.starts[lines], self.key_starts[lines]
-        qual = _ends(self.starts, lines, len(text)) - 1 - starts
-        whole = _ends(self.key_starts, lines, len(keys)) - 1 - key_starts
-        name = np.where(whole == qual, qual, whole - 1 - qual)  # a key line: name<TAB>qualname
-        qual_hit = np.fromiter((text.startswith(lowered, at) for at in starts.tolist()), bool)
+        qual_hit, name_hit = self._prefix_hits(query.lower(), lines)
+        return self.scored(len(query), lines, qual_hit, name_hit)
+
+    def _prefix_hits(self, lowered: str, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Whether each of ``lines`` has a qualname and a name starting with ``lowered`` (the
+        name also as long as it: a key line's name ends at its tab), read from the texts."""
+        text, keys, size = self.text, self.keys, len(lowered)
+        starts, key_starts = self.starts[lines].tolist(), self.key_starts[lines].tolist()
+        qual_hit = np.fromiter((text.startswith(lowered, at) for at in starts), bool, len(starts))
         name_hit = np.fromiter(
-            (keys[at : at + size].lower() == lowered for at in key_starts.tolist()), bool
+            (keys[at : at + size].lower() == lowered for at in key_starts), bool, len(starts)
         )
-        name_hit &= name >= size
+        return qual_hit, name_hit & (self._lengths(lines)[0] >= size)
+
+    def _lengths(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The name's and the qualname's length of each of ``lines``, in characters."""
+        starts, key_starts = self.starts[lines], self.key_starts[lines]
+        qual = _ends(self.starts, lines, len(self.text)) - 1 - starts
+        whole = _ends(self.key_starts, lines, len(self.keys)) - 1 - key_starts
+        return np.where(whole == qual, qual, whole - 1 - qual), qual  # name<TAB>qualname
+
+    def scored(
+        self, size: int, lines: np.ndarray, qual_hit: np.ndarray, name_hit: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The lines with a prefix hit of ``size`` characters and their scores (see
+        :meth:`prefix_scores`)."""
         hit = qual_hit | name_hit
-        lengths = name[hit].astype(np.float64), qual[hit].astype(np.float64)
+        name, qual = self._lengths(lines[hit])
         return lines[hit], key_prefix_scores(
-            size, name_hit[hit], lengths[0], qual_hit[hit], lengths[1]
+            size, name_hit[hit], name.astype(np.float64), qual_hit[hit], qual.astype(np.float64)
         )
+
+    def prefix_lines(self, query: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Every line whose name or qualname starts with ``query`` ignoring case (the name as
+        long as it), with which side does: what :meth:`_prefix_hits` says of every line, from
+        the lines' heads (their first bytes, for all lines at once) instead of a scan of the
+        text. ``None`` where :meth:`prefix_scores` would be (or the query is not printable).
+        A head decides a query of up to 8 characters; a longer query, or a name whose first
+        bytes are not ASCII (its lowercase may be: "K" is "k"), is read from the texts."""
+        if not (query.isascii() and query.isprintable()) or not self._lowering_keeps_lengths:
+            return None
+        if not query or not len(self):
+            return None
+        lowered = query.lower()
+        encoded, size = lowered.encode("ascii"), len(lowered)
+        qual_heads, name_heads = self.heads
+        qual = heads_starting(qual_heads, encoded)
+        name = heads_starting(name_heads, encoded)
+        unsure = heads_not_ascii(name_heads, size) & ~name
+        lines = np.flatnonzero(qual | name | unsure)
+        if size > HEAD:  # the heads only chose candidates: read them
+            qual_hit, name_hit = self._prefix_hits(lowered, lines)
+        else:
+            qual_hit, name_hit = qual[lines], name[lines] & (self._lengths(lines)[0] >= size)
+            read = np.flatnonzero(unsure[lines])  # names the heads cannot decide
+            if len(read):
+                name_hit[read] = self._prefix_hits(lowered, lines[read])[1]
+        hit = qual_hit | name_hit
+        return lines[hit], qual_hit[hit], name_hit[hit]
 
     def file_ids(self, line: int) -> np.ndarray:
         return self.files[int(self.ptr[line]) : int(self.ptr[line + 1])]
@@ -225,24 +280,37 @@ class KeyRows:
             encoded = self.text.encode("utf-8", "surrogatepass")
         return line_masks(encoded)
 
+    @cached_property
+    def heads(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each line's :func:`~agentic_lsp.index.retrieval.line_masks.line_heads` of its
+        lowercased qualname and of its key lowercased (the name first): made as the masks."""
+        if self.given_heads is not None:
+            return self.given_heads
+        text, keys = self.encoded, self.encoded_keys
+        text = self.text.encode("utf-8", "surrogatepass") if text is None else text
+        keys = self.keys.encode("utf-8", "surrogatepass") if keys is None else keys
+        return line_heads(text), line_heads(keys, lower=True)
+
     @property
     def prepared(self) -> bool:
-        return "masks" in self.__dict__
+        return "masks" in self.__dict__ and "heads" in self.__dict__
 
     def prepare(self) -> None:
-        """Make what a search reads besides the text (the line masks), so that no editor
-        request waits for it."""
-        _ = self.masks
+        """Make what a search reads besides the text (the line masks and heads), so that no
+        editor request waits for it."""
+        _ = self.masks, self.heads
 
-    def matching(self, lowered: str, masked_share: float = MASKED_SHARE) -> list[int]:
+    def matching(
+        self, lowered: str, masked_share: float = MASKED_SHARE, within: np.ndarray | None = None
+    ) -> list[int]:
         """Lines whose lowercased qualname holds ``lowered`` as a subsequence: the regex scans
         only the lines holding each of its characters, joined, when they are at most
-        ``masked_share`` of the lines."""
+        ``masked_share`` of the lines; ``within``: only those lines (ascending) are scanned."""
         pattern = subsequence(lowered)
         if pattern is None or not self.text:
             return []
         text, starts = self.text, self.starts
-        kept = candidate_lines(self.masks, lowered, masked_share)
+        kept = within if within is not None else candidate_lines(self.masks, lowered, masked_share)
         if kept is not None:
             ends = _ends(starts, kept, len(text))  # each line with its line break
             begins = starts[kept]

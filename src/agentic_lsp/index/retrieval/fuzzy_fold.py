@@ -9,7 +9,7 @@ import numpy as np
 
 from agentic_lsp.index.retrieval.exact_names import positions, remapped
 from agentic_lsp.index.retrieval.fuzzy_base import HASH, INDEX, KeyRows, _key_line, key_hash
-from agentic_lsp.index.retrieval.line_masks import line_masks
+from agentic_lsp.index.retrieval.line_masks import line_heads, line_masks
 from agentic_lsp.index.retrieval.name_index import NameKey, Paths, paths_of
 
 
@@ -99,11 +99,17 @@ def fold(
     lowered = [f"{key[1].lower()}\n" for key in new_keys]
     lined = [f"{_key_line(key)}\n" for key in new_keys]
     text, starts = _text(base.text, base.starts, kept_lines, base_slots, lowered, final_of_new)
-    masks = None
-    if base.prepared or not len(base):  # the kept lines' masks are the base's: only new ones made
-        masks = np.empty(n_final, np.uint64)
-        masks[base_slots] = base.masks[kept_lines]
-        masks[final_of_new] = line_masks("".join(lowered).encode("utf-8", "surrogatepass"))
+    masks = heads = None
+    if base.prepared or not len(base):  # the kept lines' are the base's: only new ones made
+        new_text = "".join(lowered).encode("utf-8", "surrogatepass")
+        new_lines = "".join(lined).encode("utf-8", "surrogatepass")
+        slots = (kept_lines, base_slots, final_of_new)
+        qual_heads, name_heads = base.heads
+        masks = _placed(base.masks, line_masks(new_text), *slots)
+        heads = (
+            _placed(qual_heads, line_heads(new_text), *slots),
+            _placed(name_heads, line_heads(new_lines, lower=True), *slots),
+        )
     keys_text, key_starts = _text(
         base.keys, base.key_starts, kept_lines, base_slots, lined, final_of_new
     )
@@ -117,7 +123,22 @@ def fold(
         starts,
         key_starts,
         given_masks=masks,
+        given_heads=heads,
     )
+
+
+def _placed(
+    old: np.ndarray,
+    new: np.ndarray,
+    kept_lines: np.ndarray,
+    base_slots: np.ndarray,
+    final_of_new: np.ndarray,
+) -> np.ndarray:
+    """A per-line array of the folded rows: the kept base lines' values, and the new lines'."""
+    out = np.empty(len(base_slots) + len(final_of_new), old.dtype)
+    out[base_slots] = old[kept_lines]
+    out[final_of_new] = new
+    return out
 
 
 def _text(

@@ -66,3 +66,44 @@ def candidate_lines(masks: np.ndarray, lowered: str, max_share: float) -> np.nda
     wanted = query_mask(lowered)
     kept = np.flatnonzero((masks & wanted) == wanted)
     return kept if len(kept) <= max_share * len(masks) else None
+
+
+HEAD = 8  # bytes of a line's start its head holds
+
+
+def line_heads(
+    encoded: bytes | memoryview, lower: bool = False, breaks: np.ndarray | None = None
+) -> np.ndarray:
+    """The first :data:`HEAD` bytes of each line of ``encoded`` (as :func:`line_masks` takes
+    it) as one little-endian ``uint64`` a line: a shorter line's break included, then zeros
+    (a line's head does not depend on its neighbours); ASCII letters lowercased where
+    ``lower``. A prefix test of a short ASCII query for every line at once
+    (:func:`heads_starting`)."""
+    codes = np.frombuffer(encoded, dtype=np.uint8)
+    breaks = line_breaks(codes) if breaks is None else breaks
+    starts = np.concatenate([np.zeros(1, np.int64), breaks[:-1] + 1]) if len(breaks) else breaks
+    heads = np.zeros((len(starts), HEAD), np.uint8)
+    for byte in range(HEAD) if len(codes) else ():  # a column at a time: no (lines, 8) index
+        column = np.take(codes, starts + byte, mode="clip")
+        column[starts + byte > breaks] = 0  # past the line's break
+        heads[:, byte] = column
+    if lower:
+        heads = heads + ((heads >= 65) & (heads <= 90)).astype(np.uint8) * np.uint8(32)
+    return np.ascontiguousarray(heads, dtype=np.uint8).view("<u8").reshape(-1)
+
+
+def _head_mask(size: int) -> int:
+    return (1 << (8 * min(size, HEAD))) - 1
+
+
+def heads_starting(heads: np.ndarray, prefix: bytes) -> np.ndarray:
+    """Which lines' heads start with the first :data:`HEAD` bytes of ``prefix`` (all of it when
+    it is that short: then exact)."""
+    mask = _head_mask(len(prefix))
+    wanted = int.from_bytes(prefix[:HEAD].ljust(HEAD, b"\0"), "little") & mask
+    return (heads & np.uint64(mask)) == np.uint64(wanted)
+
+
+def heads_not_ascii(heads: np.ndarray, size: int) -> np.ndarray:
+    """Which lines' first ``size`` bytes (at most :data:`HEAD`) hold a non-ASCII byte."""
+    return (heads & np.uint64(_head_mask(size) & 0x8080808080808080)) != 0

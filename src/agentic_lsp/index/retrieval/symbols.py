@@ -15,6 +15,8 @@ the restart's load are :class:`~agentic_lsp.index.retrieval.symbol_store.SymbolS
 from __future__ import annotations
 
 import logging
+from itertools import groupby
+from operator import itemgetter
 
 import numpy as np
 
@@ -147,8 +149,13 @@ class SymbolTable(SymbolStore):
         extra: list[NameKey] = []
         with self._lock:
             self._index_pending()
-            rows, lines, overlay = self._fuzzy_matches(lowered)
-            tier = rows.prefix_scores(query, lines) if len(lines) >= limit else None
+            rows, tier = self._keys, self._base_prefixes(query, limit)
+            if isinstance(tier, tuple):  # enough prefix matches in the base: no scan of its text
+                lines, overlay = tier[0], list(self._names.matching(lowered))
+            else:  # too few (the heads said so: no need to count them again), or unknown
+                few = tier is False
+                rows, lines, overlay = self._fuzzy_matches(lowered)
+                tier = rows.prefix_scores(query, lines) if len(lines) >= limit and not few else None
             if tier is not None and len(tier[0]) >= limit:
                 # the overlay's prefix matches that are not a live base line already
                 prefixed = _hits(lowered, overlay, 0) | _hits(lowered, overlay, 1)
@@ -178,28 +185,57 @@ class SymbolTable(SymbolStore):
                 score = _scores(query, picked)
             keys, on_line = list(picked), [found[key] for key in picked]
         # A score belongs to a name, not to each of its symbols: score the names, then expand
-        # only the best score groups holding ``limit`` symbols (a whole group, for its ties).
+        # the best score groups, each in path order, until ``limit`` symbols (then the rest of
+        # the group ranks after them: the rank within a group is by path first).
         best = np.flatnonzero(score > 0)
-        best = best[np.argsort(-score[best], kind="stable")]
+        order = best[np.argsort(-score[best], kind="stable")].tolist()
         scored: list[tuple[float, SymbolRef]] = []
-        previous = -1.0
-        for index in best.tolist():
-            value = float(score[index])
-            if len(scored) >= limit and value != previous:
-                break
-            previous = value
-            line = on_line[index]
-            name, qualname = key = keys[index] or rows.key(line)
+        start = 0
+        while start < len(order) and len(scored) < limit:
+            value = float(score[order[start]])
+            end = start
+            while end < len(order) and float(score[order[end]]) == value:
+                end += 1
+            held: list[tuple[str, NameKey]] = []
             with self._lock:
-                paths = self._key_paths(key, line, rows)
-            scored.extend(
-                (value, SymbolRef(p, s))
-                for p in paths
-                for s in self._named(p, name)
-                if s.qualname == qualname
-            )
+                for index in order[start:end]:
+                    line = on_line[index]
+                    key = keys[index] or rows.key(line)
+                    held += [(path, key) for path in self._key_paths(key, line, rows)]
+            held.sort(key=itemgetter(0))
+            for path, in_path in groupby(held, key=itemgetter(0)):
+                if len(scored) >= limit:
+                    break
+                for _, (name, qualname) in in_path:
+                    named = self._named(path, name)
+                    scored += [(value, SymbolRef(path, s)) for s in named if s.qualname == qualname]
+            start = end
         scored.sort(key=_rank)
         return scored[:limit]
+
+    def _base_prefixes(self, query: str, limit: int) -> tuple[np.ndarray, np.ndarray] | bool | None:
+        """The base's live lines whose name or qualname starts with ``query`` (and whose
+        qualname holds it as a subsequence, as :meth:`_fuzzy_matches` asks) and their scores,
+        when there are at least ``limit``: then they are the whole answer's base part, the same
+        as a scan of the text would give (:meth:`KeyRows.prefix_lines` reads every line's first
+        bytes instead). ``False`` when there are fewer, ``None`` when the heads cannot tell
+        (an empty or small base, a non-ASCII query). Lock held."""
+        rows = self._keys
+        found = rows.prefix_lines(query) if len(rows) >= limit else None
+        if found is None:
+            return None
+        lines, qual_hit, name_hit = found
+        live = self._live[lines] > 0
+        lines, qual_hit, name_hit = lines[live], qual_hit[live], name_hit[live]
+        if len(lines) < limit:
+            return False
+        only_name = lines[~qual_hit]  # a qualname starting with the query holds it
+        if len(only_name):
+            held = np.isin(lines, rows.matching(query.lower(), within=only_name)) | qual_hit
+            lines, qual_hit, name_hit = lines[held], qual_hit[held], name_hit[held]
+        if len(lines) < limit:
+            return False
+        return rows.scored(len(query), lines, qual_hit, name_hit)
 
     @lookup
     def definitions(
