@@ -429,11 +429,13 @@ def test_a_snapshot_the_file_system_cannot_map_is_read(workspace, monkeypatch) -
     assert after_restart(root, cache) == from_store(root, cache)
 
 
-def test_a_load_hands_back_only_the_pages_it_copied_the_header_and_the_fuzzy_keys(
+def test_a_load_hands_back_only_the_pages_it_copied_the_header_and_the_fuzzy_texts(
     workspace, monkeypatch
 ) -> None:
-    """The header (parsed) and the fuzzy base's keys (read into a string) are the ranges
-    advised away; packed symbols and exact names, read in place by lookups, are not."""
+    """The header (parsed) and the fuzzy base's texts (read into strings) are the ranges
+    advised away at load; packed symbols and exact names, read in place by lookups, are
+    not. The texts' pages, read once more for the line masks and heads by the first
+    workspace-symbols query, are advised away again then, and only then."""
     from agentic_lsp.index import state_snapshot
 
     root, cache = workspace
@@ -441,14 +443,19 @@ def test_a_load_hands_back_only_the_pages_it_copied_the_header_and_the_fuzzy_key
     raw = saved.read_bytes()
     data, _ = read_snapshot(saved)
     lines, entries, text_size, keys_size, start = data["keys"]
-    keys_at = raw.index(b"\n") + 1 + start + lines * 8 + (lines + 1) * 4 + entries * 4
-    keys_at += text_size
+    text_at = raw.index(b"\n") + 1 + start + lines * 8 + (lines + 1) * 4 + entries * 4
     dropped: list[list[tuple[int, int]]] = []
     monkeypatch.setattr(state_snapshot, "_drop_resident", lambda _raw, r: dropped.append(r))
     engine = open_engine(root, cache)
-    engine.indexer.close()
-    [[head, keys]] = dropped
-    assert head == (0, raw.index(b"\n") + 1)
-    assert raw[keys[0] : keys[1]] == raw[keys_at : keys_at + keys_size] and keys[0] == keys_at
-    key_lines = raw[keys[0] : keys[1]].decode().splitlines()
-    assert "Cart.total" in key_lines or any(line.endswith("\tCart.total") for line in key_lines)
+    try:
+        [[head, texts]] = dropped
+        assert head == (0, raw.index(b"\n") + 1)
+        assert texts == (text_at, text_at + text_size + keys_size)
+        qualnames, keys = raw[text_at : text_at + text_size], raw[text_at + text_size : texts[1]]
+        assert b"cart.total\n" in qualnames and b"Cart.total" in keys and qualnames.islower()
+        table = engine.indexer.symbols
+        for query in ("tot", "cart", "vat", "x"):
+            table.fuzzy(query, 1)
+        assert dropped[1:] == [[texts]]  # once, after the first query read them
+    finally:
+        engine.indexer.close()

@@ -19,8 +19,9 @@ import logging
 import mmap
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -85,17 +86,20 @@ class StateSnapshot:
                 ):
                     raise ValueError("another format or index")
                 blob = memoryview(raw)[end + 1 :]
-                copied = [(0, end + 1), *_key_strings(data.get("keys"), end + 1)]
+                texts = _key_texts(data.get("keys"), end + 1)
+                copied = [(0, end + 1), *texts]
                 symbols = {p: _packed(v, blob) for p, v in data["symbols"].items()}
                 state = State(
                     [_row(r, len(RECORD_FIELDS)) for r in data["records"]],
                     symbols,
                     {p: list(i) for p, i in data["imports"].items()},
                     _names(data.get("names"), blob, tuple(symbols)),
-                    _keys(data.get("keys"), blob, tuple(symbols)),
+                    _keys(
+                        data.get("keys"), blob, tuple(symbols), partial(_drop_resident, raw, texts)
+                    ),
                 )
                 del data
-            _drop_resident(raw, copied)  # the header's pages, and the fuzzy keys' (now strings)
+            _drop_resident(raw, copied)  # the header's pages, the fuzzy texts' (now strings)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             log.info("index state snapshot ignored (%s): rebuilding from the store", exc)
             self._remove()
@@ -216,14 +220,15 @@ def _drop_resident(raw: mmap.mmap | bytes, ranges: list[tuple[int, int]]) -> Non
                 raw.madvise(mmap.MADV_DONTNEED, first, min(end, len(raw)) - first)
 
 
-def _key_strings(value: Any, offset: int) -> list[tuple[int, int]]:
-    """Where the fuzzy base's keys (the one section read into a string and never read from
-    the file again) lie in the file, given where the blob starts; none if malformed."""
+def _key_texts(value: Any, offset: int) -> list[tuple[int, int]]:
+    """Where the fuzzy base's two texts (read into strings, and read again only once, for
+    their line masks and heads) lie in the file, given where the blob starts; none if
+    malformed."""
     if not (isinstance(value, list) and len(value) == 5 and all(type(v) is int for v in value)):
         return []
     lines, entries, text_size, keys_size, start = value
-    at = offset + start + lines * 8 + (lines + 1) * 4 + entries * 4 + text_size
-    return [(at, at + keys_size)]
+    at = offset + start + lines * 8 + (lines + 1) * 4 + entries * 4
+    return [(at, at + text_size + keys_size)]
 
 
 def _row(values: Any, size: int) -> tuple[Any, ...]:
@@ -244,9 +249,12 @@ def _names(value: Any, blob: memoryview, paths: tuple[str, ...]) -> NameRows | N
     return NameRows.from_buffer(blob[start : start + count * ROW_BYTES], count, paths)
 
 
-def _keys(value: Any, blob: memoryview, paths: tuple[str, ...]) -> KeyRows | None:
+def _keys(
+    value: Any, blob: memoryview, paths: tuple[str, ...], release: Callable[[], None]
+) -> KeyRows | None:
     """The fuzzy base's ``[lines, entries, text bytes, keys bytes, start]`` (absent: an older
-    snapshot, or one saved while files waited to be indexed)."""
+    snapshot, or one saved while files waited to be indexed); ``release``: lets the texts'
+    pages go once the rows have read them."""
     if value is None:
         return None
     if not (isinstance(value, list) and len(value) == 5 and all(type(v) is int for v in value)):
@@ -255,7 +263,7 @@ def _keys(value: Any, blob: memoryview, paths: tuple[str, ...]) -> KeyRows | Non
     size = lines * 8 + (lines + 1) * 4 + entries * 4 + text_size + keys_size
     if min(value) < 0 or start + size > len(blob):
         raise ValueError("the fuzzy names out of range")
-    return KeyRows.read(blob[start : start + size], value[:4], paths)
+    return KeyRows.read(blob[start : start + size], value[:4], paths, release)
 
 
 def _packed(value: Any, blob: memoryview) -> PackedSymbols:

@@ -20,7 +20,7 @@ are stale (the set :class:`~agentic_lsp.index.retrieval.exact_names.ExactNames` 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -99,6 +99,8 @@ class KeyRows:
     given_heads: tuple[np.ndarray, np.ndarray] | None = field(
         default=None, compare=False, repr=False
     )
+    # lets the encoded texts' pages go (mapped from the snapshot) once masks and heads are made
+    release: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -136,10 +138,17 @@ class KeyRows:
         return [len(self), len(self.files), len(sizes[3]), len(sizes[4])]
 
     @classmethod
-    def read(cls, data: memoryview, sizes: Sequence[int], paths: Sequence[str]) -> KeyRows:
+    def read(
+        cls,
+        data: memoryview,
+        sizes: Sequence[int],
+        paths: Sequence[str],
+        release: Callable[[], None] | None = None,
+    ) -> KeyRows:
         """Rows from the snapshot's bytes, checked (``ValueError`` otherwise): the sizes, the
         hashes in order, ``ptr`` rising from 0 to the entries, every file in range, one line
-        of text and of keys per key."""
+        of text and of keys per key. ``release``: called once the texts' bytes are read for
+        good (see :meth:`prepare`)."""
         lines, entries, text_size, keys_size = sizes
         if min(sizes) < 0:
             raise ValueError("key rows of a negative size")
@@ -166,7 +175,19 @@ class KeyRows:
             or _lines_of(keys, key_starts) != lines
         ):
             raise ValueError("key rows out of order or out of range")
-        return cls(hashes, ptr, files, text, keys, paths, starts, key_starts, part[3], part[4])
+        return cls(
+            hashes,
+            ptr,
+            files,
+            text,
+            keys,
+            paths,
+            starts,
+            key_starts,
+            part[3],
+            part[4],
+            release=release,
+        )
 
     def key(self, line: int) -> NameKey:
         start = int(self.key_starts[line])
@@ -250,6 +271,7 @@ class KeyRows:
             return None
         lowered = query.lower()
         encoded, size = lowered.encode("ascii"), len(lowered)
+        self.prepare()
         qual_heads, name_heads = self.heads
         qual = heads_starting(qual_heads, encoded)
         name = heads_starting(name_heads, encoded)
@@ -297,8 +319,12 @@ class KeyRows:
 
     def prepare(self) -> None:
         """Make what a search reads besides the text (the line masks and heads), so that no
-        editor request waits for it."""
+        editor request waits for it; then the encoded texts are not read again."""
+        if self.prepared:
+            return
         _ = self.masks, self.heads
+        if self.release is not None:
+            self.release()
 
     def matching(
         self, lowered: str, masked_share: float = MASKED_SHARE, within: np.ndarray | None = None
