@@ -494,3 +494,52 @@ def test_the_status_says_what_the_background_embeds_until_it_is_done(repo: Path)
     done = engine.status()
     assert (done.background, done.background_files) == ("", 0)
     close(engine)
+
+
+def test_a_cold_sync_forecasts_its_shards_and_seals_a_small_one_once_at_its_end(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sync tells the store how many more points each shard will get (points per file so
+    far, times the files left): a shard forecast to stay within SEAL_ONCE_MAX is sealed by
+    the idle flush after the parse, not during it; the forecasts end with the sync."""
+    from agentic_lsp.index.storage import edge
+
+    monkeypatch.setattr(edge_writes, "SEAL_AFTER", 3)
+    monkeypatch.setattr(edge_writes, "SEAL_ONCE_MAX", 10_000)
+    monkeypatch.setattr(edge, "IDLE_SEAL_FROM", 1)
+    monkeypatch.setattr("agentic_lsp.index.indexer.STORE_BATCH", 1)  # a forecast a file
+    seals: list[tuple[str, bool]] = []
+    said: list[tuple[str, int | None]] = []
+    real_seal, real_expect = edge.EdgeStore._start_seal, edge.EdgeStore.expect
+    parsing = threading.Event()
+
+    def sealing(self: edge.EdgeStore, name: str) -> object:
+        seals.append((name, parsing.is_set()))
+        return real_seal(self, name)
+
+    def expecting(self: edge.EdgeStore, collection: str, points: int | None) -> None:
+        said.append((collection, points))
+        real_expect(self, collection, points)
+
+    monkeypatch.setattr(edge.EdgeStore, "_start_seal", sealing)
+    monkeypatch.setattr(edge.EdgeStore, "expect", expecting)
+    engine = open_engine(repo, **NO_BACKGROUND)
+    real_parse = engine.indexer._build_and_store
+
+    def parse(*args: object) -> object:
+        parsing.set()
+        try:
+            return real_parse(*args)  # type: ignore[arg-type]
+        finally:
+            parsing.clear()
+
+    monkeypatch.setattr(engine.indexer, "_build_and_store", parse)
+    summary = engine.sync_blocking(embed=False)
+    functions = [points for collection, points in said if collection == "functions"]
+    assert summary.parsed >= 4 and len(functions) == summary.parsed  # a forecast a batch
+    assert all(points is not None and points >= 0 for points in functions)
+    assert functions[-1] == 0  # nothing left to parse at the last
+    assert [name for name, during in seals if during] == []  # none during the parse...
+    assert ("functions", False) in seals  # ... one after it, by the idle flush
+    assert engine.indexer.store._expected == {}  # the forecasts ended with the sync
+    close(engine)

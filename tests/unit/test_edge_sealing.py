@@ -357,3 +357,37 @@ def test_an_unfiltered_count_is_the_exact_count_through_writes_seals_and_reopens
         assert store.count("functions") == len(list(store.scroll("functions")))
     finally:
         store.close()
+
+
+def test_a_shard_forecast_to_stay_small_is_sealed_once_after_the_run(
+    store: edge.EdgeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the writer's forecast keeps a shard's appendable segment within SEAL_ONCE_MAX by
+    the end of its run, it is not sealed during the run; the idle flush seals it and ends
+    every forecast. A forecast that outgrows the bound, or none, seals as before."""
+    monkeypatch.setattr(edge_writes, "SEAL_ONCE_MAX", 100)
+    monkeypatch.setattr(edge, "IDLE_SEAL_FROM", 10)
+
+    def batch(start: int) -> list:
+        return [point(f"f{i}.py::f", f"f{i}.py", text=f"fn{i}") for i in range(start, start + 20)]
+
+    for step, left in enumerate((70, 50, 30)):  # 20 written a step: 60 + 30 <= 100 at the end
+        store.expect("functions", left)
+        store.upsert("functions", batch(step * 20))
+    assert SEALED == []  # 60 written, past SEAL_AFTER (40): the forecast held it back
+    store.flush(idle=True)
+    assert SEALED == ["functions"]
+    store.upsert("functions", batch(60) + batch(80))  # no forecast any more: 40 points seal
+    store.settle()
+    assert SEALED == ["functions", "functions"]
+    store.expect("functions", 10)
+    store.upsert("functions", batch(100) + batch(120))  # 40 + 10 <= 100: held back
+    store.expect("functions", 70)
+    store.upsert("functions", batch(140))  # 60 + 70 > 100: sealed now
+    store.settle()
+    assert SEALED == ["functions"] * 3
+    assert store.count("functions") == 160
+    assert {h.key for h in store.get("functions", ["f0.py::f", "f159.py::f"])} == {
+        "f0.py::f",
+        "f159.py::f",
+    }

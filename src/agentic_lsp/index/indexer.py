@@ -40,6 +40,7 @@ from agentic_lsp.index.state_from_store import (
 )
 from agentic_lsp.index.state_snapshot import StateSnapshot
 from agentic_lsp.index.storage.vector_store import VectorStore, Where
+from agentic_lsp.index.write_forecast import WriteForecast
 
 log = logging.getLogger(__name__)
 
@@ -213,11 +214,13 @@ class Indexer(DenseVectors):
         kept: list[FileBuild] = []
         parsed: list[str] = []
         pending: list[FileBuild] = []
+        forecast = WriteForecast(self.store, len(stale))  # how big the shards will get
 
         def flush() -> float:
             yield_to_editor()
             t0 = time.perf_counter()
             self._store_builds(pending)
+            forecast.stored(pending)
             for build in pending:
                 if lane_of(build.rel_path) in EAGER_LANES:  # its file vector is embedded next:
                     build.stored()  # keep its text, not its points and symbols
@@ -227,9 +230,8 @@ class Indexer(DenseVectors):
             settle_heap()
             return time.perf_counter() - t0
 
-        for done, (found, build) in enumerate(
-            parse_files(self.root, stale, self.settings.index, self.overlays), start=1
-        ):
+        each = forecast.counting(parse_files(self.root, stale, self.settings.index, self.overlays))
+        for done, (found, build) in enumerate(each, start=1):
             self._overlay_builds.unknown(found.rel_path)  # which buffer text it read is not known
             if cancel():
                 store_s += flush()

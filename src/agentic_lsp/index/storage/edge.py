@@ -264,8 +264,10 @@ class EdgeStore(SealingWrites):
         """``idle``: shards with :data:`IDLE_SEAL_FROM` points written since their last seal
         are sealed too (an index that ends a sync below ``SEAL_AFTER`` would otherwise keep
         its appendable segment in RAM while the server idles), and the pages of the shards'
-        files are paged out in the background (:mod:`.resident_pages`)."""
+        files are paged out in the background (:mod:`.resident_pages`). The writer's forecasts
+        end with the run (:meth:`expect`)."""
         if idle:
+            self.forget_forecasts()
             self.seal(IDLE_SEAL_FROM)
         with self._settled():
             for name in COLLECTIONS:

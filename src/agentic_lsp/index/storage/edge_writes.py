@@ -43,6 +43,12 @@ log = logging.getLogger(__name__)
 
 SEAL_AFTER = 30_000  # points written to a shard before its appendable segment is sealed
 MAX_DEFERRED = SEAL_AFTER  # points written during a seal before the writer waits for it
+# A shard the writer's forecast says will end its run with at most this many points in its
+# appendable segment is sealed once, by the idle flush after the run, not during it: on 2 cores
+# a seal's child takes CPU from the parse workers, and each seal loads the whole shard twice
+# (Django's cold index: lexical + symbol search usable 12.0-12.8 -> 10.2-10.4 s, peak RSS of
+# every process 734 -> 650 MB, measured with no seal during it).
+SEAL_ONCE_MAX = 2 * SEAL_AFTER
 
 
 class SealingWrites:
@@ -56,6 +62,7 @@ class SealingWrites:
         self._write_lock = threading.Lock()
         self._gates = {name: ReadGate() for name in shards}  # a reopen holds its shard's reads
         self._written = dict.fromkeys(shards, 0)  # points written since the shard was sealed
+        self._expected: dict[str, int] = {}  # points the writer still expects to write, if said
         self._in_flight: InFlightSeal | None = None
         self._broken: StoreCorrupt | None = None  # why the store closed itself, if it did
         self._closed = False
@@ -109,11 +116,34 @@ class SealingWrites:
         if self._broken is not None:
             raise self._broken
 
+    def expect(self, collection: str, points: int | None) -> None:
+        """The writer's forecast of how many more points it will write to ``collection`` in
+        this run (``None``: no forecast, the run is over). While the shard's appendable segment
+        would end the run at most :data:`SEAL_ONCE_MAX` points big, it is not sealed."""
+        check_collection(collection)
+        with self._write_lock:
+            if points is None:
+                self._expected.pop(collection, None)
+            else:
+                self._expected[collection] = max(0, points)
+
+    def forget_forecasts(self) -> None:
+        """No forecast for any shard (the run is over, whether or not its writer said so)."""
+        with self._write_lock:
+            self._expected.clear()
+
+    def _due(self, name: str) -> bool:
+        """Whether the shard ``name`` is to be sealed now. Write lock held."""
+        written, more = self._written[name], self._expected.get(name)
+        if written < SEAL_AFTER or self._in_flight is not None:
+            return False
+        return more is None or written + more > SEAL_ONCE_MAX
+
     def _wrote(self, collection: str, points: int) -> None:
         """Count ``points`` written to the appendable segment; start sealing it when it is big
         and no other seal runs. Called with the write lock held."""
         self._written[collection] += points
-        if self._written[collection] >= SEAL_AFTER and self._in_flight is None:
+        if self._due(collection):
             self._start_seal(collection)
 
     def _start_seal(self, name: str) -> InFlightSeal:
@@ -154,7 +184,7 @@ class SealingWrites:
                 seal.done.set()
             if not self._closed:
                 for name in COLLECTIONS:  # the deferred writes may have filled another shard
-                    if self._written[name] >= SEAL_AFTER and self._in_flight is None:
+                    if self._due(name):
                         self._start_seal(name)
         trim_heap()
 

@@ -7,15 +7,13 @@ payload field (a keyword index with ``is_tenant``, which Qdrant uses to keep a t
 together), every read and delete filters on it, and point ids are derived from (tenant, key),
 so two checkouts of one repository never overwrite each other. Growth is Qdrant's own business:
 ``index.qdrant_shards`` and ``index.qdrant_replicas`` are passed to the collections when they
-are created (a cluster spreads the shards; nothing here distributes anything).
-
-A workspace that switches models gets new collections; others are left untouched (the open
-message names its collections of the earlier layout, ``agentic_lsp-<namespace>-...``). A
-collection with our name but the wrong vector layout (made by hand) is dropped and recreated:
-the index is derived data. The sparse lane's IDF is the collection's (every tenant weighs).
-
-Concurrency: writes are serialised by a lock and wait for the server (``settle`` waits for
-nothing); reads go straight to it; with the in-process client every call takes the lock."""
+are created (a cluster spreads the shards; nothing here distributes anything). A workspace that
+switches models gets new collections; others are left untouched (the open message names its
+collections of the earlier layout, ``agentic_lsp-<namespace>-...``). A collection with our name
+but the wrong vector layout (made by hand) is dropped and recreated: the index is derived data.
+The sparse lane's IDF is the collection's (every tenant weighs). Concurrency: writes are
+serialised by a lock and wait for the server (``settle`` waits for nothing); reads go straight
+to it; with the in-process client every call takes the lock."""
 
 from __future__ import annotations
 
@@ -367,6 +365,8 @@ class QdrantServerStore:
         """Nothing to do: every write waits for the server (``wait=True``)."""
 
     settle = flush
+
+    def expect(self, collection: str, points: int | None) -> None: ...  # it optimizes by itself
 
     def close(self) -> None:
         """Close the client if this store created it. Idempotent."""

@@ -131,6 +131,12 @@ class VectorStore(Protocol):
         defers writes while it seals a shard: :mod:`~agentic_lsp.index.storage.edge_writes`)."""
         ...
 
+    def expect(self, collection: str, points: int | None) -> None:
+        """The writer's forecast of how many more points it will write to ``collection`` in
+        this run (``None``: none, the run is over): the embedded store seals a shard that will
+        stay small once, after the run (``edge_writes.SEAL_ONCE_MAX``)."""
+        ...
+
     def close(self) -> None: ...
 
 
