@@ -543,3 +543,29 @@ def test_a_cold_sync_forecasts_its_shards_and_seals_a_small_one_once_at_its_end(
     assert ("functions", False) in seals  # ... one after it, by the idle flush
     assert engine.indexer.store._expected == {}  # the forecasts ended with the sync
     close(engine)
+
+
+def test_a_sync_that_embeds_seals_what_its_parse_wrote_before_the_model_loads(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the parse's shards sealed by its own forecast only at the end, the sync seals them
+    before embedding: the appendable segments' RAM is not held beside the model's."""
+    from agentic_lsp.index.storage import edge
+
+    monkeypatch.setattr(edge_writes, "SEAL_AFTER", 3)
+    monkeypatch.setattr(edge_writes, "SEAL_ONCE_MAX", 10_000)
+    monkeypatch.setattr(edge, "IDLE_SEAL_FROM", 1)
+    engine = open_engine(repo, **NO_BACKGROUND)
+    store = engine.indexer.store
+    unsealed_at_embed: list[dict[str, int]] = []
+    real_embed = engine.indexer.embed_files
+
+    def embed_files(*args: object) -> None:
+        unsealed_at_embed.append(dict(store._written))
+        real_embed(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine.indexer, "embed_files", embed_files)
+    summary = engine.sync_blocking(embed=True)
+    assert summary.parsed >= 4 and summary.embedded > 0
+    assert unsealed_at_embed == [{"files": 0, "functions": 0, "sections": 0}]
+    close(engine)

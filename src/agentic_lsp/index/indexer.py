@@ -25,7 +25,7 @@ from agentic_lsp.heap import collector_paused, release_heap, settle_heap
 from agentic_lsp.index.build import FileBuild, build_file
 from agentic_lsp.index.discovery.walk import IgnoreRules, classify_path, discover
 from agentic_lsp.index.embedding.cache import EmbeddingCache
-from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES, DenseVectors
+from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES, DenseVectors, never
 from agentic_lsp.index.embedding.model import Embedder
 from agentic_lsp.index.models import DiscoveredFile, FileRecord, SkipReason
 from agentic_lsp.index.overlay_builds import OverlayBuilds
@@ -45,10 +45,6 @@ from agentic_lsp.index.write_forecast import WriteForecast
 log = logging.getLogger(__name__)
 
 STORE_BATCH = 64
-
-
-def _never() -> bool:
-    return False
 
 
 class Indexer(DenseVectors):
@@ -153,7 +149,7 @@ class Indexer(DenseVectors):
         """``embed``: the eager lanes' file vectors now, the rest queued; ``background``: start
         the worker for the queue and the functions (a one-shot command passes False: it would
         wait for work its summary does not show; a server or :meth:`embed_remaining` does it)."""
-        cancel = cancel or _never
+        cancel = cancel or never
         summary = IndexSummary()
         started = time.perf_counter()
         self.rules = IgnoreRules.load(self.root, self.settings.index)
@@ -179,6 +175,8 @@ class Indexer(DenseVectors):
         summary.files = len(self.records)
         summary.symbols = self.symbols.count()  # before the warm thread contends for the table
         self.symbols.warm_in_background()
+        if embed and builds:  # seal what the parse wrote before a model loads beside it
+            self.store.flush(idle=True)
         if embed and not summary.cancelled:
             try:
                 self.embed_files(builds, summary, progress, cancel)
@@ -378,7 +376,7 @@ class Indexer(DenseVectors):
                 summary.parsed += 1
         self.store.settle()  # searchable (and embeddable) when this returns
         if embed and builds:
-            self.embed_files(builds, summary, None, _never)
+            self.embed_files(builds, summary, None, never)
             self.schedule_function_vectors([b.rel_path for b in builds])
         summary.files = len(self.records)
         summary.symbols = self.symbols.count()

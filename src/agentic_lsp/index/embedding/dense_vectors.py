@@ -36,7 +36,8 @@ BACKGROUND_BATCH = 32  # small, so a query waiting for the model waits for one s
 QUERY_PARSE_MAX_FUNCTIONS = 2_000
 
 
-def _never() -> bool:
+def never() -> bool:
+    """A cancel function that never cancels."""
     return False
 
 
@@ -238,7 +239,7 @@ class DenseVectors(ModelAccess):
     ) -> int:
         """Selective function embeddings: only for ``paths`` (phase-2 files, best first), at most
         ``budget`` of them per call, cached by content hash so later queries reuse them."""
-        cancel = cancel or _never
+        cancel = cancel or never
         paths = self._parseable_now(paths) if budget is not None and not background else paths
         missing = list(
             self.store.scroll(
