@@ -391,3 +391,23 @@ def test_a_shard_forecast_to_stay_small_is_sealed_once_after_the_run(
         "f0.py::f",
         "f159.py::f",
     }
+
+
+def test_the_forecast_bounds_every_shard_together(
+    store: edge.EdgeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shard is held back only while all shards' appendable segments together stay within
+    SEAL_ONCE_MAX by the run's end: file points held back beside function points count."""
+    monkeypatch.setattr(edge_writes, "SEAL_ONCE_MAX", 100)
+    store.expect("functions", 10)
+    store.expect("files", 0)
+    store.upsert("functions", [point(f"g{i}.py::g", f"g{i}.py") for i in range(45)])
+    assert SEALED == []  # 45 + 10 <= 100
+    store.upsert("files", [point(f"g{i}.py", f"g{i}.py", kind="file") for i in range(50)])
+    store.settle()
+    assert SEALED == ["files"]  # 50 files + 45 functions + 10 to come > 100
+    store.expect("functions", None)
+    store.upsert("functions", [point("h.py::h", "h.py")])  # no forecast: due as before
+    store.settle()
+    assert SEALED == ["files", "functions"]
+    assert (store.count("functions"), store.count("files")) == (46, 50)
