@@ -11,11 +11,12 @@ from agentic_lsp.config import IndexSettings
 from agentic_lsp.index import documents, lexical
 from agentic_lsp.index.discovery.secrets import redact_secrets
 from agentic_lsp.index.discovery.walk import read_indexable_text
+from agentic_lsp.index.line_terms import LineTerms, definition_vectors, file_vector
 from agentic_lsp.index.models import DiscoveredFile, ParsedFile, SkipReason, Symbol
 from agentic_lsp.index.parsing.doc_sections import split_doc_sections
 from agentic_lsp.index.parsing.languages import CODE_LANGUAGES, DOC_LANGUAGES
 from agentic_lsp.index.parsing.parser import parse_file
-from agentic_lsp.index.storage.vector_store import Point
+from agentic_lsp.index.storage.vector_store import Point, SparseVector
 
 MAX_DOC_CHARS = 600
 FILE_LEXICAL_CHARS = 200_000
@@ -88,6 +89,7 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
     )
     file_text = documents.file_document(parsed, text)
     file_hash = documents.content_hash(text)
+    terms = LineTerms.of(text) if len(text) <= FILE_LEXICAL_CHARS else None
     file_point = Point(
         key=rel,
         payload={
@@ -106,10 +108,7 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
         },
         # The lexical side of a file is its whole text (bounded), not just its outline: BM25 over
         # file contents is what finds the file a bug report's words point at.
-        sparse=lexical.encode_index_counts(
-            documents.term_index_counts(file_text, text[:FILE_LEXICAL_CHARS]),
-            avg_len=FILE_AVG_TERMS,
-        ),
+        sparse=_file_sparse(file_text, text, terms),
     )
     build = FileBuild(
         rel_path=rel,
@@ -125,23 +124,32 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
         redactions=redactions,
     )
     lines = text.splitlines()
+    verbatim: dict[int, tuple[str, tuple[int, int]]] = {}  # point number -> header, lines
     for key, symbol in zip(documents.symbol_ids(rel, parsed.symbols), parsed.symbols, strict=True):
-        doc_text = documents.function_document(symbol, lines, rel)
+        doc_text, header, whole_lines = documents.function_document_parts(symbol, lines, rel)
         build.function_texts[key] = doc_text
+        doc_hash = documents.content_hash(doc_text)
+        sparse = None
+        if terms is not None and whole_lines:
+            verbatim[len(build.function_points)] = header, _lexical_lines(symbol, len(lines))
+        else:
+            counts = documents.term_index_counts(doc_text, _body_tail(symbol, lines))
+            sparse = lexical.encode_index_counts(counts, avg_len=_FUNCTION_AVG_TERMS)
         build.function_points.append(
             Point(
                 key=key,
-                payload=symbol_payload(
-                    key, rel, language, symbol, documents.content_hash(doc_text)
-                ),
-                # Lexically a function is its whole body (bounded): the words of a long
-                # function's tail are as much its own as its first lines.
-                sparse=lexical.encode_index_counts(
-                    documents.term_index_counts(doc_text, _body_tail(symbol, lines)),
-                    avg_len=lexical.NOMINAL_AVG_LEN["functions"],
-                ),
+                payload=symbol_payload(key, rel, language, symbol, doc_hash),
+                sparse=sparse,
             )
         )
+    if verbatim and terms is not None:
+        # Lexically a function is its whole body (bounded): the words of a long function's
+        # tail are as much its own as its first lines. Its document's header, source lines
+        # and tail are one run of lines: counted from the file's terms, every function at once.
+        headers, spans = zip(*verbatim.values(), strict=True)
+        vectors = definition_vectors(terms, headers, spans, avg_len=_FUNCTION_AVG_TERMS)
+        for number, vector in zip(verbatim, vectors, strict=True):
+            build.function_points[number].sparse = vector
     if language in DOC_LANGUAGES:
         for ordinal, section in enumerate(split_doc_sections(rel, language, text)):
             key = f"{rel}#{ordinal}"
@@ -170,6 +178,22 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
 
 
 FUNCTION_LEXICAL_LINES = 400
+_FUNCTION_AVG_TERMS = lexical.NOMINAL_AVG_LEN["functions"]
+
+
+def _file_sparse(file_text: str, text: str, terms: LineTerms | None) -> SparseVector:
+    # The lexical side of a file is its whole text (bounded), not just its outline: BM25 over
+    # file contents is what finds the file a bug report's words point at.
+    if terms is None:
+        counts = documents.term_index_counts(file_text, text[:FILE_LEXICAL_CHARS])
+        return lexical.encode_index_counts(counts, avg_len=FILE_AVG_TERMS)
+    return file_vector(file_text, terms, avg_len=FILE_AVG_TERMS)
+
+
+def _lexical_lines(symbol: Symbol, line_count: int) -> tuple[int, int]:
+    """The lines a function's lexical vector counts: its document's, then its tail's."""
+    first = max(symbol.start_line - 1, 0)
+    return first, min(symbol.end_line, first + FUNCTION_LEXICAL_LINES, line_count)
 
 
 def _body_tail(symbol: Symbol, lines: list[str]) -> str:

@@ -65,18 +65,34 @@ def function_document(
     max_body_lines: int = FUNCTION_DOC_BODY_LINES,
 ) -> str:
     """Path, qualified name, signature, doc and the first ``max_body_lines`` lines of the body."""
+    return function_document_parts(symbol, source_lines, rel_path, max_body_lines)[0]
+
+
+def function_document_parts(
+    symbol: Symbol,
+    source_lines: list[str],
+    rel_path: str,
+    max_body_lines: int = FUNCTION_DOC_BODY_LINES,
+) -> tuple[str, str, bool]:
+    """:func:`function_document`, its header (path, name, signature, doc), and whether the
+    document is the header then its source lines as they are: none clipped, nor the whole."""
     parts = [rel_path, f"{symbol.kind} {symbol.qualname}"]
     if symbol.signature:
         parts.append(symbol.signature)
     if symbol.doc:
         parts.append(_clip(symbol.doc, _SYMBOL_DOC_CHARS))
+    header = "\n".join(parts)
     first = max(symbol.start_line - 1, 0)
     last = min(symbol.end_line, first + max(max_body_lines, 0), len(source_lines))
-    body = [_clip(line.rstrip(), _BODY_LINE_CHARS) for line in source_lines[first:last]]
+    lines = source_lines[first:last]
+    body = [_clip(line.rstrip(), _BODY_LINE_CHARS) for line in lines]
+    verbatim = all(len(line) <= _BODY_LINE_CHARS for line in lines)
     if symbol.end_line > last and body:
         body.append("…")
     parts.append("\n".join(body))
-    return _clip("\n".join(p for p in parts if p), FUNCTION_DOC_MAX_CHARS)
+    whole = "\n".join(p for p in parts if p)
+    verbatim = verbatim and len(whole) <= FUNCTION_DOC_MAX_CHARS
+    return _clip(whole, FUNCTION_DOC_MAX_CHARS), header, verbatim
 
 
 def symbol_id(rel_path: str, symbol: Symbol, ordinal: int = 0) -> str:
@@ -136,12 +152,37 @@ def term_index_counts(*texts: str) -> Counter[int]:
     for dotted, n in identifiers.items():
         indices = memo.get(dotted)
         if indices is None:
-            indices = tuple(term_index(t) for t in _dotted_terms(dotted) if t)
+            indices = identifier_indices(dotted)
             if len(memo) >= _TERMS_MEMO_MAX:
                 memo.clear()
             memo[dotted] = indices
         flat += indices if n == 1 else indices * n
     return Counter(flat)
+
+
+def identifier_indices(dotted: str) -> tuple[int, ...]:
+    """The lexical indices of one identifier's terms (:func:`identifier_terms`), in order:
+    a dotted name's own, then each name's (memoised per name: ``self.x`` and ``obj.x`` share
+    ``x``'s)."""
+    names = dotted.split(".")
+    if len(names) == 1:
+        return _name_indices(dotted)
+    indices = [term_index(dotted.lower())]
+    for name in names:
+        indices += _name_indices(name)
+    return tuple(indices)
+
+
+def _name_indices(name: str) -> tuple[int, ...]:
+    indices = _NAME_INDICES_MEMO.get(name)
+    if indices is None:
+        terms: list[str] = []
+        _add_identifier(name, terms)
+        indices = tuple(term_index(t) for t in terms if t)
+        if len(_NAME_INDICES_MEMO) >= _TERMS_MEMO_MAX:
+            _NAME_INDICES_MEMO.clear()
+        _NAME_INDICES_MEMO[name] = indices
+    return indices
 
 
 def _identifiers(text: str) -> list[str]:
@@ -160,6 +201,7 @@ def _terms_of(dotted: str) -> tuple[str, ...]:
 
 _TERMS_MEMO: dict[str, tuple[str, ...]] = {}
 _INDICES_MEMO: dict[str, tuple[int, ...]] = {}
+_NAME_INDICES_MEMO: dict[str, tuple[int, ...]] = {}
 _TERMS_MEMO_MAX = 200_000
 
 
