@@ -15,7 +15,7 @@ whose lines ``str.splitlines`` would break elsewhere than at ``"\\n"`` is left t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import chain, pairwise
 
 import numpy as np
@@ -91,7 +91,11 @@ def file_vector(outline: str, terms: LineTerms, *, avg_len: float) -> SparseVect
 
 
 def definition_vectors(
-    terms: LineTerms, headers: list[str], spans: list[tuple[int, int]], *, avg_len: float
+    terms: LineTerms,
+    headers: Sequence[str],
+    spans: Sequence[tuple[int, int]],
+    *,
+    avg_len: float,
 ) -> list[SparseVector]:
     """Each definition's lexical vector: its header's terms and those of its lines
     ``first`` up to ``last`` (0-based, ``last`` excluded), all of one file counted at once."""
@@ -99,7 +103,7 @@ def definition_vectors(
 
 
 def _vectors(
-    heads: list[list[int]], terms: LineTerms, spans: list[tuple[int, int]], avg_len: float
+    heads: list[list[int]], terms: LineTerms, spans: Sequence[tuple[int, int]], avg_len: float
 ) -> list[SparseVector]:
     """Documents made of a list of terms and a run of lines each, counted in one sort: every
     term is keyed by its document's number above its own 32 bits."""
