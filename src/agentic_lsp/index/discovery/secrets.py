@@ -115,9 +115,11 @@ _AWS_KEY_PREFIXES = (
     *("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA"),
     *("AIPA", "ANPA", "ANVA", "AROA", "APKA", "ASCA"),
 )
-# (literals one of which must occur, pattern): the literal check skips most files cheaply.
-_TOKEN_RULES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
-    (literals, re.compile(pattern))
+# (literals one of which must occur, pattern): the literal check skips most files cheaply. It is
+# one search of the literals as alternatives: twelve ``in`` tests for the AWS prefixes took 20×
+# as long as one search for them (0.25 s against 0.013 s over Django's 35 MB).
+_TOKEN_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile("|".join(map(re.escape, literals))), re.compile(pattern))
     for literals, pattern in (
         (
             _AWS_KEY_PREFIXES,
@@ -241,7 +243,7 @@ def redact_secrets(text: str, found: list[tuple[str, str]] | None = None) -> tup
     if prefilters.may_hold_url_credentials(text):
         text = _URL_CREDENTIALS.sub(counted(_redact_group("value")), text)
     for literals, pattern in _TOKEN_RULES:
-        if any(literal in text for literal in literals):
+        if literals.search(text):
             text = pattern.sub(counted(lambda m: REDACTED), text)
     if "Bearer" in text or "Basic" in text or "Token" in text:
         text = _AUTH_HEADER.sub(counted(_redact_auth_header), text)
