@@ -150,12 +150,7 @@ def term_index_counts(*texts: str) -> Counter[int]:
     memo = _INDICES_MEMO
     flat: list[int] = []
     for dotted, n in identifiers.items():
-        indices = memo.get(dotted)
-        if indices is None:
-            indices = identifier_indices(dotted)
-            if len(memo) >= _TERMS_MEMO_MAX:
-                memo.clear()
-            memo[dotted] = indices
+        indices = memo[dotted]
         flat += indices if n == 1 else indices * n
     return Counter(flat)
 
@@ -199,8 +194,25 @@ def _terms_of(dotted: str) -> tuple[str, ...]:
     return parts
 
 
+LINE_BREAK = (-1,)
+"""What :data:`_INDICES_MEMO` gives a line break: a mark, not a term (``line_terms`` finds
+each line's terms between them)."""
+
+
+class _IndicesMemo(dict[str, tuple[int, ...]]):
+    """Each identifier's term indices (:func:`identifier_indices`), made on first use, so a
+    known one is a plain dict lookup, also through ``map``; cleared when full (bounded)."""
+
+    def __missing__(self, token: str) -> tuple[int, ...]:
+        indices = LINE_BREAK if token == "\n" else identifier_indices(token)
+        if len(self) >= _TERMS_MEMO_MAX:
+            self.clear()
+        self[token] = indices
+        return indices
+
+
 _TERMS_MEMO: dict[str, tuple[str, ...]] = {}
-_INDICES_MEMO: dict[str, tuple[int, ...]] = {}
+_INDICES_MEMO = _IndicesMemo()
 _NAME_INDICES_MEMO: dict[str, tuple[int, ...]] = {}
 _TERMS_MEMO_MAX = 200_000
 

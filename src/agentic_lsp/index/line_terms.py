@@ -15,7 +15,7 @@ whose lines ``str.splitlines`` would break elsewhere than at ``"\\n"`` is left t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import chain, pairwise
 
 import numpy as np
@@ -24,8 +24,6 @@ from agentic_lsp.index import documents, lexical
 from agentic_lsp.index.storage.vector_store import SparseVector
 
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-_NEWLINE = "\n"
-_NEWLINE_TERMS = (-1,)
 _TOKENS = {
     ascii_: re.compile(f"{pattern.pattern}|\n")
     for ascii_, pattern in ((True, documents._ASCII_IDENTIFIER), (False, documents._IDENTIFIER))
@@ -62,27 +60,15 @@ class LineTerms:
 
 def term_indices(tokens: list[str]) -> np.ndarray:
     """Each token's term indices (``-1`` for a line break), in order, through the identifier
-    memo ``documents.term_index_counts`` uses (bounded the same way)."""
-    return np.fromiter(chain.from_iterable(_memoised(tokens)), dtype=np.int64)
+    memo ``documents.term_index_counts`` uses."""
+    indices = map(documents._INDICES_MEMO.__getitem__, tokens)  # made on first use
+    return np.fromiter(chain.from_iterable(indices), dtype=np.int64)
 
 
 def text_terms(text: str) -> list[int]:
     """The term indices of one short text, such as a definition's header."""
-    return list(chain.from_iterable(_memoised(documents._identifiers(text)))) if text else []
-
-
-def _memoised(tokens: list[str]) -> Iterator[tuple[int, ...]]:
-    memo = documents._INDICES_MEMO
-    missing = set(tokens).difference(memo)
-    if missing:
-        if len(memo) + len(missing) > documents._TERMS_MEMO_MAX:
-            memo.clear()
-            missing = set(tokens)
-        for token in missing:
-            memo[token] = (
-                _NEWLINE_TERMS if token == _NEWLINE else documents.identifier_indices(token)
-            )
-    return map(memo.__getitem__, tokens)
+    indices = map(documents._INDICES_MEMO.__getitem__, documents._identifiers(text))
+    return list(chain.from_iterable(indices))
 
 
 def file_vector(outline: str, terms: LineTerms, *, avg_len: float) -> SparseVector:
