@@ -569,3 +569,34 @@ def test_a_sync_that_embeds_seals_what_its_parse_wrote_before_the_model_loads(
     assert summary.parsed >= 4 and summary.embedded > 0
     assert unsealed_at_embed == [{"files": 0, "functions": 0, "sections": 0}]
     close(engine)
+
+
+def test_the_collector_is_paused_while_builds_arrive_and_resumes_after_a_cancel_too(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unpickling the workers' builds would set the cyclic collector off every ~700 objects; a
+    server collects at each store batch instead. It must resume however the parse ends."""
+    import gc
+
+    from agentic_lsp.index import indexer as indexer_module
+
+    real = indexer_module.parse_files
+    seen: list[bool] = []
+
+    def recording(*args, **kwargs):
+        for built in real(*args, **kwargs):
+            seen.append(gc.isenabled())
+            yield built
+
+    monkeypatch.setattr(indexer_module, "parse_files", recording)
+    assert gc.isenabled()
+    engine = open_engine(repo)
+    assert not engine.sync_blocking().cancelled
+    assert seen and not any(seen)
+    assert gc.isenabled()
+    write_tree(repo, {f"pkg/late{i}.py": f"def late_{i}():\n    return {i}\n" for i in range(5)})
+    seen.clear()
+    summary = engine.sync_blocking(lambda _progress: engine.cancel_indexing())
+    assert summary.cancelled and seen and not any(seen)
+    assert gc.isenabled()
+    close(engine)

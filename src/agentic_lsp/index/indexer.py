@@ -229,29 +229,31 @@ class Indexer(DenseVectors):
             return time.perf_counter() - t0
 
         each = forecast.counting(parse_files(self.root, stale, self.settings.index, self.overlays))
-        for done, (found, build) in enumerate(each, start=1):
-            self._overlay_builds.unknown(found.rel_path)  # which buffer text it read is not known
-            if cancel():
-                store_s += flush()
-                raise Cancelled("indexing cancelled")
-            if isinstance(build, SkipReason):
-                summary.skipped[str(build)] = summary.skipped.get(str(build), 0) + 1
-                self._remove([found.rel_path])
-            elif isinstance(build, FileBuild):
-                summary.redactions += build.redactions
-                summary.parse_errors += int(build.has_errors)
-                record = self.records.get(found.rel_path)
-                if record is not None and record.content_hash == build.content_hash:
-                    record.mtime_ns, record.size = found.mtime_ns, found.size
-                    summary.unchanged += 1
-                    summary.rechecked += 1
-                    self._records_touched()
-                else:
-                    pending.append(build)
-                    summary.parsed += 1
-                    if len(pending) >= STORE_BATCH:
-                        store_s += flush()
-            clock.tick(done, found.rel_path)
+        # no automatic collection, which unpickled builds set off: a server's flushes collect
+        with collector_paused():
+            for done, (found, build) in enumerate(each, start=1):
+                self._overlay_builds.unknown(found.rel_path)  # its buffer text unknown
+                if cancel():
+                    store_s += flush()
+                    raise Cancelled("indexing cancelled")
+                if isinstance(build, SkipReason):
+                    summary.skipped[str(build)] = summary.skipped.get(str(build), 0) + 1
+                    self._remove([found.rel_path])
+                elif isinstance(build, FileBuild):
+                    summary.redactions += build.redactions
+                    summary.parse_errors += int(build.has_errors)
+                    record = self.records.get(found.rel_path)
+                    if record is not None and record.content_hash == build.content_hash:
+                        record.mtime_ns, record.size = found.mtime_ns, found.size
+                        summary.unchanged += 1
+                        summary.rechecked += 1
+                        self._records_touched()
+                    else:
+                        pending.append(build)
+                        summary.parsed += 1
+                        if len(pending) >= STORE_BATCH:
+                            store_s += flush()
+                clock.tick(done, found.rel_path)
         store_s += flush() if pending else 0.0  # an empty flush would still collect garbage
         t0 = time.perf_counter()
         self.store.settle()  # writes deferred during a seal applied: searchable from here

@@ -6,7 +6,7 @@ character offsets. Adapters convert to their protocol's conventions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 
 
@@ -63,6 +63,14 @@ class Symbol:
     signature: str  # first line(s) of the definition up to the body, whitespace-collapsed
     doc: str  # docstring or leading comment, stripped of comment markers
     parent: str | None  # qualname of the enclosing symbol
+
+    def __reduce__(self) -> tuple[type[Symbol], tuple[object, ...]]:
+        # Parse workers send every symbol to the server: rebuilt by its constructor, not by
+        # dataclasses' setstate for slots, which looks up the fields for each (2x as long).
+        return Symbol, tuple(getattr(self, name) for name in _SYMBOL_FIELDS)
+
+
+_SYMBOL_FIELDS = tuple(f.name for f in fields(Symbol))
 
 
 @dataclass
