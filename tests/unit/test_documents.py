@@ -182,7 +182,7 @@ def test_the_ascii_scan_finds_what_the_unicode_one_does() -> None:
     assert len(texts) > 100
     for text in texts:
         assert documents._ASCII_IDENTIFIER.findall(text) == documents._IDENTIFIER.findall(text)
-    assert documents._identifiers("größe_berechnen x") == ["größe_berechnen", "x"]
+    assert documents.identifiers("größe_berechnen x") == ["größe_berechnen", "x"]
 
 
 def test_identifier_terms_of_a_dotted_name() -> None:

@@ -126,14 +126,14 @@ def build_from_text(found: DiscoveredFile, text: str, redactions: int = 0) -> Fi
     lines = text.splitlines()
     verbatim: dict[int, tuple[str, tuple[int, int]]] = {}  # point number -> header, lines
     for key, symbol in zip(documents.symbol_ids(rel, parsed.symbols), parsed.symbols, strict=True):
-        doc_text, header, whole_lines = documents.function_document_parts(symbol, lines, rel)
-        build.function_texts[key] = doc_text
-        doc_hash = documents.content_hash(doc_text)
+        doc = documents.function_document_parts(symbol, lines, rel)
+        build.function_texts[key] = doc.text
+        doc_hash = documents.content_hash(doc.text)
         sparse = None
-        if terms is not None and whole_lines:
-            verbatim[len(build.function_points)] = header, _lexical_lines(symbol, len(lines))
+        if terms is not None and doc.verbatim:
+            verbatim[len(build.function_points)] = doc.header, _lexical_lines(symbol, len(lines))
         else:
-            counts = documents.term_index_counts(doc_text, _body_tail(symbol, lines))
+            counts = documents.term_index_counts(doc.text, _body_tail(symbol, lines))
             sparse = lexical.encode_index_counts(counts, avg_len=_FUNCTION_AVG_TERMS)
         build.function_points.append(
             Point(

@@ -10,6 +10,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from agentic_lsp.index.lexical import term_index
 from agentic_lsp.index.models import ParsedFile, Symbol
@@ -65,7 +66,13 @@ def function_document(
     max_body_lines: int = FUNCTION_DOC_BODY_LINES,
 ) -> str:
     """Path, qualified name, signature, doc and the first ``max_body_lines`` lines of the body."""
-    return function_document_parts(symbol, source_lines, rel_path, max_body_lines)[0]
+    return function_document_parts(symbol, source_lines, rel_path, max_body_lines).text
+
+
+class FunctionDocument(NamedTuple):
+    text: str  # what :func:`function_document` gives
+    header: str  # path, kind and qualname, signature, doc
+    verbatim: bool  # the text is the header then its source lines as they are (none clipped)
 
 
 def function_document_parts(
@@ -73,9 +80,8 @@ def function_document_parts(
     source_lines: list[str],
     rel_path: str,
     max_body_lines: int = FUNCTION_DOC_BODY_LINES,
-) -> tuple[str, str, bool]:
-    """:func:`function_document`, its header (path, name, signature, doc), and whether the
-    document is the header then its source lines as they are: none clipped, nor the whole."""
+) -> FunctionDocument:
+    """:func:`function_document` with its header, and whether it holds its lines verbatim."""
     parts = [rel_path, f"{symbol.kind} {symbol.qualname}"]
     if symbol.signature:
         parts.append(symbol.signature)
@@ -92,7 +98,7 @@ def function_document_parts(
     parts.append("\n".join(body))
     whole = "\n".join(p for p in parts if p)
     verbatim = verbatim and len(whole) <= FUNCTION_DOC_MAX_CHARS
-    return _clip(whole, FUNCTION_DOC_MAX_CHARS), header, verbatim
+    return FunctionDocument(_clip(whole, FUNCTION_DOC_MAX_CHARS), header, verbatim)
 
 
 def symbol_id(rel_path: str, symbol: Symbol, ordinal: int = 0) -> str:
@@ -134,7 +140,7 @@ def identifier_terms(text: str) -> list[str]:
     code base repeats its identifiers, so a cold index splits each only once.
     """
     terms: list[str] = []
-    for dotted in _identifiers(text):
+    for dotted in identifiers(text):
         terms.extend(_terms_of(dotted))
     return terms
 
@@ -144,12 +150,12 @@ def term_index_counts(*texts: str) -> Counter[int]:
     lexical index (``lexical.term_index``; terms that hash alike merged): what a document's
     lexical vector is made of. Computed per distinct identifier, not per occurrence, with no
     string or hash per term: the indices of each identifier are memoised (bounded)."""
-    identifiers: Counter[str] = Counter()
+    found: Counter[str] = Counter()
     for text in texts:
-        identifiers.update(_identifiers(text))
+        found.update(identifiers(text))
     memo = _INDICES_MEMO
     flat: list[int] = []
-    for dotted, n in identifiers.items():
+    for dotted, n in found.items():
         indices = memo[dotted]
         flat += indices if n == 1 else indices * n
     return Counter(flat)
@@ -180,8 +186,15 @@ def _name_indices(name: str) -> tuple[int, ...]:
     return indices
 
 
-def _identifiers(text: str) -> list[str]:
-    return (_ASCII_IDENTIFIER if text.isascii() else _IDENTIFIER).findall(text)
+def identifiers(text: str) -> list[str]:
+    """The identifiers of ``text`` (dotted names whole), in order, with repeats."""
+    return identifier_pattern(text.isascii()).findall(text)
+
+
+def identifier_pattern(ascii_text: bool) -> re.Pattern[str]:
+    """The pattern :func:`identifiers` scans with: the ASCII one finds the same identifiers
+    in ASCII text, faster."""
+    return _ASCII_IDENTIFIER if ascii_text else _IDENTIFIER
 
 
 def _terms_of(dotted: str) -> tuple[str, ...]:
@@ -213,6 +226,9 @@ class _IndicesMemo(dict[str, tuple[int, ...]]):
 
 _TERMS_MEMO: dict[str, tuple[str, ...]] = {}
 _INDICES_MEMO = _IndicesMemo()
+memoised_indices = _INDICES_MEMO.__getitem__
+"""An identifier's (or a line break's) term indices through the memo, made on first use; a
+bound method, so ``map`` over many tokens stays C-level for the known ones."""
 _NAME_INDICES_MEMO: dict[str, tuple[int, ...]] = {}
 _TERMS_MEMO_MAX = 200_000
 _NAME_MEMO_MAX = 20_000  # the names dotted identifiers repeat (self, os, path): a worker's

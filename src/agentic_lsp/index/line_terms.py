@@ -24,9 +24,9 @@ from agentic_lsp.index import documents, lexical
 from agentic_lsp.index.storage.vector_store import SparseVector
 
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-_TOKENS = {
-    ascii_: re.compile(f"{pattern.pattern}|\n")
-    for ascii_, pattern in ((True, documents._ASCII_IDENTIFIER), (False, documents._IDENTIFIER))
+_TOKENS = {  # the identifiers, and each line break as a mark
+    ascii_text: re.compile(f"{documents.identifier_pattern(ascii_text).pattern}|\n")
+    for ascii_text in (True, False)
 }
 
 
@@ -61,13 +61,13 @@ class LineTerms:
 def term_indices(tokens: list[str]) -> np.ndarray:
     """Each token's term indices (``-1`` for a line break), in order, through the identifier
     memo ``documents.term_index_counts`` uses."""
-    indices = map(documents._INDICES_MEMO.__getitem__, tokens)  # made on first use
+    indices = map(documents.memoised_indices, tokens)
     return np.fromiter(chain.from_iterable(indices), dtype=np.int64)
 
 
 def text_terms(text: str) -> list[int]:
     """The term indices of one short text, such as a definition's header."""
-    indices = map(documents._INDICES_MEMO.__getitem__, documents._identifiers(text))
+    indices = map(documents.memoised_indices, documents.identifiers(text))
     return list(chain.from_iterable(indices))
 
 
