@@ -1,7 +1,7 @@
-"""The embedded store seals a shard's appendable segment every SEAL_AFTER points written (its
-RAM goes back when the shard is reopened) while its writer goes on: nothing is lost or
-duplicated, writes made during a seal apply in order, reads in flight never fail, and vectors
-set on sealed points are found."""
+"""The embedded store seals a shard's appendable segment every SEAL_AFTER function points
+written, larger points counting by their weight (its RAM goes back when the shard is
+reopened), while its writer goes on: nothing is lost or duplicated, writes made during a
+seal apply in order, reads in flight never fail, and vectors set on sealed points are found."""
 
 from __future__ import annotations
 
@@ -13,10 +13,16 @@ import pytest
 from tests.unit.test_store import DIM, MODEL, point, terms, unit
 
 from agentic_lsp.errors import IndexUnavailable
-from agentic_lsp.index.lexical import encode_query
+from agentic_lsp.index.lexical import encode_query, encode_sparse
 from agentic_lsp.index.storage import edge, edge_sealing, edge_writes
 from agentic_lsp.index.storage.opening import open_store
-from agentic_lsp.index.storage.vector_store import Where
+from agentic_lsp.index.storage.vector_store import (
+    TERMS_PER_WEIGHT,
+    Point,
+    Where,
+    point_weight,
+    write_weight,
+)
 
 
 def _segments(store: edge.EdgeStore, collection: str) -> int:
@@ -411,3 +417,56 @@ def test_the_forecast_bounds_every_shard_together(
     store.settle()
     assert SEALED == ["files", "functions"]
     assert (store.count("functions"), store.count("files")) == (46, 50)
+
+
+def _wide(key: str, words: int) -> Point:
+    """A file point whose sparse vector holds ``words`` terms, as a whole file's does."""
+    return Point(
+        key,
+        {"path": key, "language": "python", "kind": "file", "content_hash": "h-" + key},
+        sparse=encode_sparse([f"w{key}x{i}" for i in range(words)]),
+    )
+
+
+def test_a_point_weighs_one_and_one_more_per_hundred_sparse_terms() -> None:
+    assert TERMS_PER_WEIGHT == 100
+    assert [point_weight(t) for t in (0, 1, 99, 100, 250, 1_000)] == [1, 1, 1, 2, 3, 11]
+    assert write_weight([]) == 0
+    assert write_weight([point("a.py::a", "a.py"), _wide("b.py", 250)]) == 1 + 3
+    assert write_weight([Point("c.py", {"path": "c.py"})]) == 1  # no sparse vector
+
+
+def test_wide_points_seal_a_shard_after_fewer_points(store: edge.EdgeStore) -> None:
+    """A file point's whole-file vector takes several function points' RAM in an appendable
+    segment (and more in the child that seals it): the files shard is sealed by weight, after
+    14 points of 250 terms (3 each, SEAL_AFTER is 40), not 40; narrow points count one each."""
+    store.upsert("files", [_wide(f"n{i}.py", 20) for i in range(30)])
+    store.settle()
+    assert SEALED == []  # 30 narrow points: below 40
+    store.upsert("files", [_wide(f"w{i}.py", 250) for i in range(3)])  # 30 + 9 = 39
+    store.settle()
+    assert SEALED == []
+    store.upsert("files", [_wide("w3.py", 250)])  # 42
+    store.settle()
+    assert SEALED == ["files"]
+    store.upsert("files", [_wide(f"v{i}.py", 250) for i in range(14)])  # 42: sealed again
+    store.settle()
+    assert SEALED == ["files", "files"]
+    assert store.count("files") == 48
+
+
+def test_vectors_set_on_sealed_wide_points_count_their_stored_weight(
+    store: edge.EdgeStore,
+) -> None:
+    """Setting a dense vector copies a sealed point into the appendable segment whole, sparse
+    vector included: it counts that point's weight, read from the store."""
+    store.upsert("files", [_wide(f"s{i}.py", 250) for i in range(14)])  # 42: sealed
+    store.settle()
+    assert SEALED == ["files"]
+    store.set_dense("files", [(f"s{i}.py", unit(i)) for i in range(13)])  # 39: not yet
+    store.settle()
+    assert SEALED == ["files"]
+    store.set_dense("files", [("s13.py", unit(13))])  # 42
+    store.settle()
+    assert SEALED == ["files", "files"]
+    assert store.count("files", Where(has_dense=True)) == 14

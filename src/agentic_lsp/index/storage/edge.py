@@ -9,8 +9,9 @@ GIL and supports concurrent reads during a write), except while their shard is s
 shard's WAL is locked by the process that opened it, so a second process gets
 :class:`IndexUnavailable`, never a corrupt store.
 
-Memory: every :data:`~agentic_lsp.index.storage.edge_writes.SEAL_AFTER` points written, a
-shard's appendable segment (held in RAM) is sealed by a child process and read from disk
+Memory: every :data:`~agentic_lsp.index.storage.edge_writes.SEAL_AFTER` function points
+written (or their weight in larger points: :func:`~.vector_store.write_weight`), a shard's
+appendable segment (held in RAM) is sealed by a child process and read from disk
 afterwards, while the writer goes on (:mod:`~agentic_lsp.index.storage.edge_writes`). No
 segment is merged into another (merging would redo the whole shard every time) and no HNSW
 graph is built: searches stay exact (brute force), a few ms at 50k points.
@@ -45,7 +46,9 @@ from agentic_lsp.index.storage.vector_store import (
     dense_list,
     hit_from_payload,
     point_id,
+    point_weight,
     selected_fields,
+    write_weight,
 )
 
 log = logging.getLogger(__name__)
@@ -53,7 +56,7 @@ log = logging.getLogger(__name__)
 _BATCH = 200
 _SCROLL_PAGE = 512
 _IN_USE_MARK = "WouldBlock"
-IDLE_SEAL_FROM = 2_000  # points written since the last seal that an idle flush seals
+IDLE_SEAL_FROM = 2_000  # written since the last seal (write_weight units) for an idle flush to seal
 
 
 def _in_use_error(root: Path) -> IndexUnavailable:
@@ -145,8 +148,9 @@ class EdgeStore(SealingWrites):
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
         for start in range(0, len(points), _BATCH):
             yield_to_editor()  # converting points is Python holding the GIL
-            batch = [self._edge_point(p) for p in points[start : start + _BATCH]]
-            self._write(collection, qe.UpdateOperation.upsert_points(batch), len(batch))
+            chunk = points[start : start + _BATCH]
+            batch = [self._edge_point(p) for p in chunk]
+            self._write(collection, qe.UpdateOperation.upsert_points(batch), write_weight(chunk))
 
     def _edge_point(self, point: Point) -> qe.Point:
         vectors: dict[str, Any] = {}
@@ -163,11 +167,11 @@ class EdgeStore(SealingWrites):
             }
             with self._settled():  # the points it updates may still be deferred
                 shard = self._shard(collection)
-                existing = shard.retrieve(list(batch), False, False)
+                existing = shard.retrieve(list(batch), False, [SPARSE])
                 updates = [qe.PointVectors(r.id, {DENSE: batch[str(r.id)]}) for r in existing]
-                if updates:  # a sealed point is copied into the appendable segment
+                if updates:  # a sealed point is copied into the appendable segment, whole
                     shard.update(qe.UpdateOperation.update_vectors(updates))
-                    self._wrote(collection, len(updates))
+                    self._wrote(collection, sum(_stored_weight(r) for r in existing))
 
     def delete_keys(self, collection: str, keys: Sequence[str]) -> None:
         if keys:
@@ -261,11 +265,11 @@ class EdgeStore(SealingWrites):
             return shard.count(qe.CountRequest(exact=True, filter=_filter(where)))
 
     def flush(self, idle: bool = False) -> None:
-        """``idle``: shards with :data:`IDLE_SEAL_FROM` points written since their last seal
-        are sealed too (an index that ends a sync below ``SEAL_AFTER`` would otherwise keep
-        its appendable segment in RAM while the server idles), and the pages of the shards'
-        files are paged out in the background (:mod:`.resident_pages`). The writer's forecasts
-        end with the run (:meth:`expect`)."""
+        """``idle``: shards with :data:`IDLE_SEAL_FROM` written since their last seal (in
+        :func:`write_weight` units) are sealed too (an index that ends a sync below
+        ``SEAL_AFTER`` would otherwise keep its appendable segment in RAM while the server
+        idles), and the pages of the shards' files are paged out in the background
+        (:mod:`.resident_pages`). The writer's forecasts end with the run (:meth:`expect`)."""
         if idle:
             self.forget_forecasts()
             self.seal(IDLE_SEAL_FROM)
@@ -291,6 +295,13 @@ class EdgeStore(SealingWrites):
                 shard.close()
             if failure is not None:
                 raise IndexUnavailable(f"could not flush the index at {self.root}: {failure}")
+
+
+def _stored_weight(record: qe.Record) -> int:
+    """:func:`point_weight` of a stored point, from its sparse vector."""
+    vectors = record.vector
+    sparse = vectors.get(SPARSE) if isinstance(vectors, dict) else None
+    return point_weight(len(sparse.indices) if isinstance(sparse, qe.SparseVector) else 0)
 
 
 def _filter(where: Where | None) -> qe.Filter | None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
+from agentic_lsp.index.storage.resident_pages import page_out
 from agentic_lsp.index.storage.vector_store import DENSE, SPARSE
 
 SEAL_TIMEOUT_S = 600.0
@@ -104,8 +105,12 @@ def _background_priority() -> None:
 
 
 def main(argv: list[str]) -> int:
-    shard_dir, dim = Path(argv[0]), int(argv[1])
     _background_priority()
+    return seal_closed_shard(Path(argv[0]), int(argv[1]))
+
+
+def seal_closed_shard(shard_dir: Path, dim: int) -> int:
+    """The child's work: load the shard, seal its appendable segment, close it; an exit code."""
     if not (shard_dir / SHARD_MARK).is_file():  # loading with a config would create a shard
         print(f"cannot open {shard_dir.name}: not a shard", file=sys.stderr)
         return 1
@@ -115,6 +120,7 @@ def main(argv: list[str]) -> int:
         print(f"cannot open {shard_dir.name}: {err}", file=sys.stderr)
         return 1
     try:
+        page_out(shard_dir)  # what the load read (its whole log, the sealed segments' pages)
         shard.optimize()
         shard.flush()
     except Exception as err:  # e.g. no disk space for the sealed copy

@@ -3,10 +3,13 @@ without making its writer wait.
 
 A shard's appendable segment keeps its sparse index, payload indexes and written pages in RAM
 (about 5 KB a function point); a sealed segment is read from disk. So every :data:`SEAL_AFTER`
-points written, the shard is sealed: closed, sealed by a child process (the optimizer holds the
-GIL while it runs: :mod:`~agentic_lsp.index.storage.edge_sealing`; about 3.4 s per 30,000
-function points here) and reopened by a thread that waited for the child. One seal runs at a
-time.
+function points written, the shard is sealed (larger points count for their
+:func:`~agentic_lsp.index.storage.vector_store.write_weight`: a file point's whole-file
+vector weighs about three function points): closed, sealed by a child process (the optimizer
+holds the GIL while it runs: :mod:`~agentic_lsp.index.storage.edge_sealing`; about 3.4 s per
+30,000 function points here) and reopened by a thread that waited for the child. One seal
+runs at a time. The child and the server's reopen each read the whole shard; both hand the
+pages of its mapped files back after (:mod:`~agentic_lsp.index.storage.resident_pages`).
 
 Meanwhile the writer goes on converting and writing. Its writes to the shard being sealed are
 deferred, in order, and applied right after the reopen; so is every write made after one was
@@ -41,15 +44,16 @@ from agentic_lsp.index.storage.vector_store import COLLECTIONS, check_collection
 
 log = logging.getLogger(__name__)
 
-SEAL_AFTER = 30_000  # points written to a shard before its appendable segment is sealed
-MAX_DEFERRED = SEAL_AFTER  # points written during a seal before the writer waits for it
+# Every count below is in write_weight units: one per function point, more for larger points.
+SEAL_AFTER = 30_000  # written to a shard before its appendable segment is sealed
+MAX_DEFERRED = SEAL_AFTER  # written during a seal before the writer waits for it
 # When the writer's forecast says every shard's appendable segment together will end its run
-# with at most this many points, none is sealed during the run, only once after it: on 2 cores
-# a seal's child takes CPU from the parse workers, and each seal loads the whole shard twice
-# (Django's cold index, 52,000 points: lexical + symbol search usable 12.4 -> 10.6 s). The bound
-# is on all shards together: file points weigh more than function points (a 42,334-file tree
-# with only its file shard held back peaked ~290 MB higher).
-SEAL_ONCE_MAX = 2 * SEAL_AFTER
+# at most this big, none is sealed during the run, only once after it: on 2 cores a seal's
+# child takes CPU from the parse workers, and each seal loads the whole shard twice (Django's
+# cold index, 52,154 points weighing 67,961: lexical + symbol search usable 12.4 -> 10.6 s).
+# The bound is on all shards together (a 42,334-file tree with only its file shard held back
+# peaked ~290 MB higher).
+SEAL_ONCE_MAX = 5 * SEAL_AFTER // 2
 
 
 class SealingWrites:
@@ -62,8 +66,8 @@ class SealingWrites:
         self._shards = shards
         self._write_lock = threading.Lock()
         self._gates = {name: ReadGate() for name in shards}  # a reopen holds its shard's reads
-        self._written = dict.fromkeys(shards, 0)  # points written since the shard was sealed
-        self._expected: dict[str, int] = {}  # points the writer still expects to write, if said
+        self._written = dict.fromkeys(shards, 0)  # written since the shard was sealed (weights)
+        self._expected: dict[str, int] = {}  # what the writer still expects to write, if said
         self._in_flight: InFlightSeal | None = None
         self._broken: StoreCorrupt | None = None  # why the store closed itself, if it did
         self._closed = False
@@ -77,10 +81,10 @@ class SealingWrites:
         return self._shards[collection]
 
     def _write(self, collection: str, operation: qe.UpdateOperation, points: int = 0) -> None:
-        """Apply ``operation``, or defer it while a seal runs: writes to the shard being sealed
-        wait in order for its reopen, and so does every write after one deferred (a restart
-        trusts a file's point only if its functions' points were written before it). Past
-        :data:`MAX_DEFERRED` points the writer waits for the seal instead."""
+        """Apply ``operation`` (``points``: its write weight), or defer it while a seal runs:
+        writes to the shard being sealed wait in order for its reopen, and so does every write
+        after one deferred (a restart trusts a file's point only if its functions' points were
+        written before it). Past :data:`MAX_DEFERRED` the writer waits for the seal instead."""
         while True:
             with self._write_lock:
                 self._check_usable()
@@ -118,10 +122,10 @@ class SealingWrites:
             raise self._broken
 
     def expect(self, collection: str, points: int | None) -> None:
-        """The writer's forecast of how many more points it will write to ``collection`` in
-        this run (``None``: no forecast, the run is over). While every shard's appendable
-        segment together would end the run at most :data:`SEAL_ONCE_MAX` points big, a shard
-        with a forecast is not sealed."""
+        """The writer's forecast of what it will still write to ``collection`` in this run, in
+        write weights (``None``: no forecast, the run is over). While every shard's appendable
+        segment together would end the run at most :data:`SEAL_ONCE_MAX` big, a shard with a
+        forecast is not sealed."""
         check_collection(collection)
         with self._write_lock:
             if points is None:
@@ -144,8 +148,8 @@ class SealingWrites:
         return at_end > SEAL_ONCE_MAX
 
     def _wrote(self, collection: str, points: int) -> None:
-        """Count ``points`` written to the appendable segment; start sealing it when it is big
-        and no other seal runs. Called with the write lock held."""
+        """Count ``points`` (a write weight) written to the appendable segment; start sealing
+        it when it is big and no other seal runs. Called with the write lock held."""
         self._written[collection] += points
         if self._due(collection):
             self._start_seal(collection)
@@ -191,6 +195,7 @@ class SealingWrites:
                     if self._due(name):
                         self._start_seal(name)
         trim_heap()
+        self._page_out.request()  # what the reopen read: the shard's whole log, among others
 
     def _release_all(self) -> None:
         """Close every shard that is open (their WAL locks go) and refuse further use."""
@@ -200,7 +205,7 @@ class SealingWrites:
                 shard.close()
 
     def seal(self, at_least: int = 1) -> None:
-        """Seal every shard with ``at_least`` points written since it was last sealed, and
+        """Seal every shard with ``at_least`` written since it was last sealed (a weight), and
         return once they are reopened."""
         for name in COLLECTIONS:
             with self._settled():

@@ -50,6 +50,23 @@ class Point:
     sparse: SparseVector | None = None
 
 
+# A point's share of an appendable segment's memory, in function points: its sparse vector's
+# terms are most of it. A file point's whole-file vector holds ~260 terms, a function's ~50
+# (the 50,000-file tree), and sealing the files shard after 30,000 such points took a 1 GB child.
+TERMS_PER_WEIGHT = 100
+
+
+def point_weight(terms: int) -> int:
+    """What a point with ``terms`` sparse terms weighs in an appendable segment: one, and one
+    more per :data:`TERMS_PER_WEIGHT` terms."""
+    return 1 + terms // TERMS_PER_WEIGHT
+
+
+def write_weight(points: Sequence[Point]) -> int:
+    """What ``points`` weigh together (:func:`point_weight`)."""
+    return sum(point_weight(len(p.sparse.indices) if p.sparse is not None else 0) for p in points)
+
+
 @dataclass(frozen=True)
 class Hit:
     """A search/scroll result: our key, the backend score (0.0 for scroll) and the payload."""
@@ -132,9 +149,9 @@ class VectorStore(Protocol):
         ...
 
     def expect(self, collection: str, points: int | None) -> None:
-        """The writer's forecast of how many more points it will write to ``collection`` in
-        this run (``None``: none, the run is over): the embedded store seals a shard that will
-        stay small once, after the run (``edge_writes.SEAL_ONCE_MAX``)."""
+        """The writer's forecast of what it will still write to ``collection`` in this run, in
+        :func:`write_weight` units (``None``: nothing, the run is over): the embedded store
+        seals a shard that will stay small once, after the run (``edge_writes.SEAL_ONCE_MAX``)."""
         ...
 
     def close(self) -> None: ...
