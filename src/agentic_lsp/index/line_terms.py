@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from itertools import chain, pairwise
+from itertools import pairwise
 
 import numpy as np
 
 from agentic_lsp.index import documents, lexical
 from agentic_lsp.index.storage.vector_store import SparseVector
 
+_PACKED = np.dtype(documents.INDEX_TYPE)  # the memo's packing ("q": a C long long), read as is
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _TOKENS = {  # the identifiers, and each line break as a mark
     ascii_text: re.compile(f"{documents.identifier_pattern(ascii_text).pattern}|\n")
@@ -60,15 +61,14 @@ class LineTerms:
 
 def term_indices(tokens: list[str]) -> np.ndarray:
     """Each token's term indices (``-1`` for a line break), in order, through the identifier
-    memo ``documents.term_index_counts`` uses."""
-    indices = map(documents.memoised_indices, tokens)
-    return np.fromiter(chain.from_iterable(indices), dtype=np.int64)
+    memo ``documents.term_index_counts`` uses (read-only: the memo's bytes, joined)."""
+    return np.frombuffer(b"".join(map(documents.memoised_indices, tokens)), dtype=_PACKED)
 
 
-def text_terms(text: str) -> list[int]:
-    """The term indices of one short text, such as a definition's header."""
-    indices = map(documents.memoised_indices, documents.identifiers(text))
-    return list(chain.from_iterable(indices))
+def text_terms(text: str) -> bytes:
+    """The term indices of one short text, such as a definition's header, packed as the
+    memo packs them (``documents.INDEX_TYPE``)."""
+    return b"".join(map(documents.memoised_indices, documents.identifiers(text)))
 
 
 def file_vector(outline: str, terms: LineTerms, *, avg_len: float) -> SparseVector:
@@ -89,7 +89,7 @@ def definition_vectors(
 
 
 def _vectors(
-    heads: list[list[int]], terms: LineTerms, spans: Sequence[tuple[int, int]], avg_len: float
+    heads: list[bytes], terms: LineTerms, spans: Sequence[tuple[int, int]], avg_len: float
 ) -> list[SparseVector]:
     """Documents made of a list of terms and a run of lines each, counted in one sort: every
     term is keyed by its document's number above its own 32 bits."""
@@ -100,12 +100,11 @@ def _vectors(
     lasts = np.maximum(np.array([min(last, lines) for _, last in spans], dtype=np.int64), firsts)
     lo, hi = starts[firsts], starts[lasts]
     body_lengths = hi - lo
-    head_lengths = np.fromiter(map(len, heads), dtype=np.int64, count=n)
+    head_lengths = np.fromiter(map(len, heads), dtype=np.int64, count=n) // _PACKED.itemsize
     docs = np.arange(n, dtype=np.int64) << 32
     keys = np.concatenate(
         (
-            np.fromiter(chain.from_iterable(heads), dtype=np.int64, count=int(head_lengths.sum()))
-            + np.repeat(docs, head_lengths),
+            np.frombuffer(b"".join(heads), dtype=_PACKED) + np.repeat(docs, head_lengths),
             terms.terms[_ranges(lo, body_lengths)] + np.repeat(docs, body_lengths),
         )
     )
