@@ -55,7 +55,10 @@ def _descendants(pid: int) -> dict[int, int]:
 
 
 class PeakRss:
-    """Samples the process tree's RSS every 50 ms; ``peak`` is the largest sum seen."""
+    """Samples the process tree's RSS every 50 ms; ``peak`` is the largest sum held over two
+    samples in a row. A process that forks a child (a seal's, a worker's) shows its pages
+    twice until the child runs ``exec``, for a moment: a 42,334-file cold index caught that
+    in 1 of about 3,500 samples, and it read as a peak 200 MB above any other."""
 
     def __init__(self) -> None:
         self.peak = 0.0
@@ -64,8 +67,11 @@ class PeakRss:
         self._thread.start()
 
     def _run(self) -> None:
+        previous = 0.0
         while not self._stop.wait(0.05):
-            self.peak = max(self.peak, tree_rss_mb(os.getpid()))
+            current = tree_rss_mb(os.getpid())
+            self.peak = max(self.peak, min(previous, current))
+            previous = current
 
     def stop(self) -> float:
         self._stop.set()
