@@ -4,6 +4,8 @@ input order and equal the in-thread builds; the workers never run far ahead of t
 
 from __future__ import annotations
 
+import multiprocessing
+import time
 from pathlib import Path
 
 import pytest
@@ -77,3 +79,26 @@ def test_stopping_early_leaves_no_work_running(tree: Path) -> None:
     first = next(iter(results))
     assert first[0].rel_path == files[0].rel_path
     results.close()  # type: ignore[attr-defined]  # the pool shuts down, unstarted tasks dropped
+
+
+def _workers_alive() -> list[str]:
+    return [p.name for p in multiprocessing.active_children() if p.is_alive()]
+
+
+def test_the_workers_exit_once_their_last_task_is_done_not_when_the_caller_is(
+    tree: Path,
+) -> None:
+    """The caller stores the last window of builds after the workers are done with them: the
+    workers must not idle beside it (a seal's child, the store's last batches)."""
+    settings = IndexSettings()
+    files = sorted(discover(tree, settings).files, key=lambda f: f.rel_path)
+    results = iter(parse_workers.parse_files(tree, files, settings, {}))
+    unread = (parse_workers.WINDOW - 1) * parse_workers.CHUNK  # left once every task is sent
+    taken = [next(results) for _ in range(len(files) - unread + 1)]  # and the next one taken
+    deadline = time.monotonic() + 60
+    while _workers_alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _workers_alive() == []  # gone, with builds still unread
+    taken += list(results)
+    assert [f.rel_path for f, _ in taken] == [f.rel_path for f in files]
+    assert all(isinstance(build, FileBuild) for _, build in taken)

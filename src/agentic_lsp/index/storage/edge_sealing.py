@@ -56,16 +56,16 @@ def edge_config(dim: int) -> qe.EdgeConfig:
 @dataclass
 class InFlightSeal:
     """One shard being sealed by a child process, and the writes that wait for its reopen
-    (store operations, in the order they were made, each with its points count)."""
+    (store operations, in the order they were made, each with its write weight)."""
 
     name: str
     done: threading.Event = field(default_factory=threading.Event)
     deferred: list[tuple[str, Any, int]] = field(default_factory=list)
-    points: int = 0
+    weight: int = 0
 
-    def defer(self, collection: str, operation: Any, points: int) -> None:
-        self.deferred.append((collection, operation, points))
-        self.points += max(points, 1)
+    def defer(self, collection: str, operation: Any, weight: int) -> None:
+        self.deferred.append((collection, operation, weight))
+        self.weight += max(weight, 1)
 
 
 def seal_shard(shard_dir: Path, dim: int) -> str | None:

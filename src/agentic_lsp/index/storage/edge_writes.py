@@ -15,7 +15,7 @@ Meanwhile the writer goes on converting and writing. Its writes to the shard bei
 deferred, in order, and applied right after the reopen; so is every write made after one was
 deferred, whatever its shard, so writes are applied in the order they were made (a restart
 trusts a file's point only if the points of its functions were written first). Writes to
-other shards before that apply at once. Past :data:`MAX_DEFERRED` points deferred, the writer
+other shards before that apply at once. Past :data:`MAX_DEFERRED` deferred, the writer
 waits for the seal. Reads of the shard being sealed wait for its reopen (:class:`ReadGate`),
 other shards' do not, and may miss a deferred write for those seconds;
 :meth:`SealingWrites.settle` returns once nothing is deferred, and ``set_dense``, ``flush``,
@@ -80,8 +80,8 @@ class SealingWrites:
             raise IndexUnavailable("the index store is closed", "restart the server")
         return self._shards[collection]
 
-    def _write(self, collection: str, operation: qe.UpdateOperation, points: int = 0) -> None:
-        """Apply ``operation`` (``points``: its write weight), or defer it while a seal runs:
+    def _write(self, collection: str, operation: qe.UpdateOperation, weight: int = 0) -> None:
+        """Apply ``operation`` (of write weight ``weight``), or defer it while a seal runs:
         writes to the shard being sealed wait in order for its reopen, and so does every write
         after one deferred (a restart trusts a file's point only if its functions' points were
         written before it). Past :data:`MAX_DEFERRED` the writer waits for the seal instead."""
@@ -91,10 +91,10 @@ class SealingWrites:
                 seal = self._in_flight
                 if seal is None or (collection != seal.name and not seal.deferred):
                     self._shard(collection).update(operation)
-                    self._wrote(collection, points)
+                    self._wrote(collection, weight)
                     return
-                if seal.points < MAX_DEFERRED:
-                    seal.defer(collection, operation, points)
+                if seal.weight < MAX_DEFERRED:
+                    seal.defer(collection, operation, weight)
                     return
             seal.done.wait()
 
@@ -121,17 +121,17 @@ class SealingWrites:
         if self._broken is not None:
             raise self._broken
 
-    def expect(self, collection: str, points: int | None) -> None:
+    def expect(self, collection: str, weight: int | None) -> None:
         """The writer's forecast of what it will still write to ``collection`` in this run, in
         write weights (``None``: no forecast, the run is over). While every shard's appendable
         segment together would end the run at most :data:`SEAL_ONCE_MAX` big, a shard with a
         forecast is not sealed."""
         check_collection(collection)
         with self._write_lock:
-            if points is None:
+            if weight is None:
                 self._expected.pop(collection, None)
             else:
-                self._expected[collection] = max(0, points)
+                self._expected[collection] = max(0, weight)
 
     def forget_forecasts(self) -> None:
         """No forecast for any shard (the run is over, whether or not its writer said so)."""
@@ -147,10 +147,10 @@ class SealingWrites:
         at_end = sum(self._written[c] + self._expected.get(c, 0) for c in self._written)
         return at_end > SEAL_ONCE_MAX
 
-    def _wrote(self, collection: str, points: int) -> None:
-        """Count ``points`` (a write weight) written to the appendable segment; start sealing
+    def _wrote(self, collection: str, weight: int) -> None:
+        """Count ``weight`` written to the appendable segment; start sealing
         it when it is big and no other seal runs. Called with the write lock held."""
-        self._written[collection] += points
+        self._written[collection] += weight
         if self._due(collection):
             self._start_seal(collection)
 
@@ -158,7 +158,7 @@ class SealingWrites:
         """Close the shard and seal it in a child process (the optimizer holds the GIL while it
         runs: :mod:`edge_sealing`); a thread waits for the child and reopens the shard. Reads
         of this shard wait meanwhile, other shards' do not. Called with the write lock held."""
-        self._written[name] = 0  # sealed or not, try again only after as many points more
+        self._written[name] = 0  # sealed or not, try again only after as much more
         self._gates[name].close()
         self._shards[name].close()
         seal = self._in_flight = InFlightSeal(name)
@@ -175,9 +175,9 @@ class SealingWrites:
         with self._write_lock:
             try:
                 self._shards[seal.name] = qe.EdgeShard.load(str(shard_dir), edge_config(self.dim))
-                for collection, operation, points in seal.deferred:
+                for collection, operation, weight in seal.deferred:
                     self._shards[collection].update(operation)
-                    self._written[collection] += points
+                    self._written[collection] += weight
             except Exception as err:  # the shards' logs hold every write applied before
                 self._broken = StoreCorrupt(
                     f"the index store closed itself: a write after sealing {seal.name!r} "

@@ -366,7 +366,7 @@ class QdrantServerStore:
 
     settle = flush
 
-    def expect(self, collection: str, points: int | None) -> None: ...  # it optimizes by itself
+    def expect(self, collection: str, weight: int | None) -> None: ...  # it optimizes by itself
 
     def close(self) -> None:
         """Close the client if this store created it. Idempotent."""

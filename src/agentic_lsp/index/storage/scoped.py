@@ -158,11 +158,11 @@ class ScopedStore:
         for store in self.stores.values():
             store.settle()
 
-    def expect(self, collection: str, points: int | None) -> None:
+    def expect(self, collection: str, weight: int | None) -> None:
         """The whole forecast to each scope's store (more than its share: it seals sooner, as
         without one)."""
         for store in self.stores.values():
-            store.expect(collection, points)
+            store.expect(collection, weight)
 
     def seal(self) -> None:
         """Forwarded to sub-stores that can seal (their own meaning of it)."""

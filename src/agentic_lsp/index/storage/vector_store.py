@@ -148,7 +148,7 @@ class VectorStore(Protocol):
         defers writes while it seals a shard: :mod:`~agentic_lsp.index.storage.edge_writes`)."""
         ...
 
-    def expect(self, collection: str, points: int | None) -> None:
+    def expect(self, collection: str, weight: int | None) -> None:
         """The writer's forecast of what it will still write to ``collection`` in this run, in
         :func:`write_weight` units (``None``: nothing, the run is over): the embedded store
         seals a shard that will stay small once, after the run (``edge_writes.SEAL_ONCE_MAX``)."""
