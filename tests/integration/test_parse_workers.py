@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from agentic_lsp.config import IndexSettings
+from agentic_lsp.index import build as build_module
 from agentic_lsp.index import parse_workers
-from agentic_lsp.index.build import FileBuild, build_for_store
+from agentic_lsp.index.build import FileBuild, SameContent, build_for_store
 from agentic_lsp.index.discovery.walk import discover
+from agentic_lsp.index.models import FileRecord
 
 FILES = 420  # above the process-pool threshold
 
@@ -102,3 +104,32 @@ def test_the_workers_exit_once_their_last_task_is_done_not_when_the_caller_is(
     taken += list(results)
     assert [f.rel_path for f, _ in taken] == [f.rel_path for f in files]
     assert all(isinstance(build, FileBuild) for _, build in taken)
+
+
+@pytest.mark.parametrize("count", [FILES, 12], ids=["workers", "this thread"])
+def test_a_file_whose_text_hashes_as_its_record_is_read_not_parsed(
+    tree: Path, count: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A touched file, or a fresh clone of an imported index (every mtime new): the record's
+    hash decides, and only files whose text differs (every third here) are parsed."""
+    settings = IndexSettings()
+    files = sorted(discover(tree, settings).files, key=lambda f: f.rel_path)[:count]
+    records = {}
+    for i, found in enumerate(files):
+        build = build_for_store(tree, found, settings)
+        assert isinstance(build, FileBuild)
+        digest = "0" * 32 if i % 3 == 0 else build.content_hash
+        records[found.rel_path] = FileRecord(found.rel_path, digest, 0, 0, "python")
+    if count < parse_workers.PROCESS_POOL_MIN_FILES:  # in this thread: prove nothing parses
+        files = [f for i, f in enumerate(files) if i % 3]
+        monkeypatch.setattr(build_module, "parse_file", _no_parse)
+    got = list(parse_workers.parse_files(tree, files, settings, {}, records))
+    assert [f.rel_path for f, _ in got] == [f.rel_path for f in files]
+    for found, outcome in got:
+        digest = records[found.rel_path].content_hash
+        assert type(outcome) is (FileBuild if digest == "0" * 32 else SameContent)
+        assert outcome.content_hash != "0" * 32
+
+
+def _no_parse(*args: object) -> None:
+    raise AssertionError("a file whose text hashes as its record was parsed")

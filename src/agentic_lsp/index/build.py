@@ -53,27 +53,54 @@ class FileBuild:
         self.imports = []
 
 
+@dataclass(frozen=True)
+class SameContent:
+    """A file read again whose text hashes as its record says: nothing to parse or store (a
+    touched file, a branch switched there and back, a fresh clone of an imported index)."""
+
+    content_hash: str
+
+
 def build_file(
     root: Path, found: DiscoveredFile, settings: IndexSettings, overlay: str | None = None
 ) -> FileBuild | SkipReason:
     """Read (or take the unsaved ``overlay``), redact, parse and describe one file."""
+    read = _text(root, found, settings, overlay)
+    return read if isinstance(read, SkipReason) else build_from_text(found, *read)
+
+
+def build_unless_same(
+    root: Path,
+    found: DiscoveredFile,
+    settings: IndexSettings,
+    overlay: str | None,
+    known_hash: str | None,
+) -> FileBuild | SkipReason | SameContent:
+    """:func:`build_file`, or only read and hash when the text still hashes to ``known_hash``
+    (its record's: the hash is :func:`build_from_text`'s, of the same redacted text)."""
+    read = _text(root, found, settings, overlay)
+    if isinstance(read, SkipReason):
+        return read
+    if known_hash is not None and documents.content_hash(read[0]) == known_hash:
+        return SameContent(known_hash)
+    return build_from_text(found, *read)
+
+
+def _text(
+    root: Path, found: DiscoveredFile, settings: IndexSettings, overlay: str | None
+) -> tuple[str, int] | SkipReason:
     if overlay is None:
-        read = read_indexable_text(root, found.rel_path, settings)
-        if isinstance(read, SkipReason):
-            return read
-        text, redactions = read
-    else:
-        text, redactions = redact_secrets(overlay) if settings.redact_secrets else (overlay, 0)
-    return build_from_text(found, text, redactions)
+        return read_indexable_text(root, found.rel_path, settings)
+    return redact_secrets(overlay) if settings.redact_secrets else (overlay, 0)
 
 
 def build_for_store(
-    root: Path, found: DiscoveredFile, settings: IndexSettings
-) -> FileBuild | SkipReason:
-    """:func:`build_file` less the function and section documents, which only the embedder
-    reads and which are rebuilt when their vectors are due: what a parse worker sends back
-    (a third of the bytes to pickle, and the cold index does not hold every body twice)."""
-    build = build_file(root, found, settings)
+    root: Path, found: DiscoveredFile, settings: IndexSettings, known_hash: str | None = None
+) -> FileBuild | SkipReason | SameContent:
+    """:func:`build_unless_same` less the function and section documents, which only the
+    embedder reads and which are rebuilt when their vectors are due: what a parse worker sends
+    back (a third of the bytes to pickle, and the cold index does not hold every body twice)."""
+    build = build_unless_same(root, found, settings, None, known_hash)
     if isinstance(build, FileBuild):
         build.function_texts.clear()
         build.section_texts.clear()

@@ -22,7 +22,8 @@ from agentic_lsp.config import Settings
 from agentic_lsp.errors import Cancelled
 from agentic_lsp.foreground import yield_to_editor
 from agentic_lsp.heap import collector_paused, release_heap, settle_heap
-from agentic_lsp.index.build import FileBuild, build_file
+from agentic_lsp.index import state_from_store as from_store
+from agentic_lsp.index.build import FileBuild, SameContent, build_file
 from agentic_lsp.index.discovery.walk import IgnoreRules, classify_path, discover
 from agentic_lsp.index.embedding.cache import EmbeddingCache
 from agentic_lsp.index.embedding.dense_vectors import EAGER_LANES, DenseVectors, never
@@ -33,11 +34,6 @@ from agentic_lsp.index.parse_workers import parse_files
 from agentic_lsp.index.progress import CancelFn, IndexSummary, PhaseClock, ProgressFn
 from agentic_lsp.index.retrieval.lanes import lane_of
 from agentic_lsp.index.retrieval.symbols import SymbolTable
-from agentic_lsp.index.state_from_store import (
-    records_from_store,
-    stored_symbols,
-    symbols_from_store,
-)
 from agentic_lsp.index.state_snapshot import StateSnapshot
 from agentic_lsp.index.storage.vector_store import VectorStore, Where
 from agentic_lsp.index.write_forecast import WriteForecast
@@ -100,8 +96,8 @@ class Indexer(DenseVectors):
             settle_heap(collect=False)  # ~10^5 new objects, none garbage: nothing to collect
 
     def _load_store_state(self) -> None:
-        records, imports = records_from_store(self.store)
-        by_path = symbols_from_store(self.store)
+        records, imports = from_store.records_from_store(self.store)
+        by_path = from_store.symbols_from_store(self.store)
         self.records = records
         self.generation += 1
         for path in records:
@@ -113,7 +109,7 @@ class Indexer(DenseVectors):
             return False
         self.records = {row[0]: FileRecord(*row) for row in state.records}
         self.generation += 1
-        fallback = partial(stored_symbols, self.store)
+        fallback = partial(from_store.stored_symbols, self.store)
         saved = (state.symbols, state.imports, fallback, state.names, state.keys)
         self.symbols.load(list(self.records), *saved)
         return True  # name indexes: after the restart's walk (which they would slow 5x)
@@ -228,7 +224,9 @@ class Indexer(DenseVectors):
             settle_heap()
             return time.perf_counter() - t0
 
-        each = forecast.counting(parse_files(self.root, stale, self.settings.index, self.overlays))
+        each = forecast.counting(  # a file whose text hashes as its record's is only read
+            parse_files(self.root, stale, self.settings.index, self.overlays, self.records)
+        )
         # no automatic collection, which unpickled builds set off: a server's flushes collect
         with collector_paused():
             for done, (found, build) in enumerate(each, start=1):
@@ -239,20 +237,19 @@ class Indexer(DenseVectors):
                 if isinstance(build, SkipReason):
                     summary.skipped[str(build)] = summary.skipped.get(str(build), 0) + 1
                     self._remove([found.rel_path])
-                elif isinstance(build, FileBuild):
+                elif isinstance(build, SameContent):  # read again: it hashes as its record
+                    record = self.records[found.rel_path]
+                    record.mtime_ns, record.size = found.mtime_ns, found.size
+                    summary.unchanged += 1
+                    summary.rechecked += 1
+                    self._records_touched()
+                else:  # parsed: its text differs from its record's, or it is new
                     summary.redactions += build.redactions
                     summary.parse_errors += int(build.has_errors)
-                    record = self.records.get(found.rel_path)
-                    if record is not None and record.content_hash == build.content_hash:
-                        record.mtime_ns, record.size = found.mtime_ns, found.size
-                        summary.unchanged += 1
-                        summary.rechecked += 1
-                        self._records_touched()
-                    else:
-                        pending.append(build)
-                        summary.parsed += 1
-                        if len(pending) >= STORE_BATCH:
-                            store_s += flush()
+                    pending.append(build)
+                    summary.parsed += 1
+                    if len(pending) >= STORE_BATCH:
+                        store_s += flush()
                 clock.tick(done, found.rel_path)
         store_s += flush() if pending else 0.0  # an empty flush would still collect garbage
         t0 = time.perf_counter()

@@ -17,8 +17,8 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from agentic_lsp.config import IndexSettings
-from agentic_lsp.index.build import FileBuild, build_file, build_for_store
-from agentic_lsp.index.models import DiscoveredFile, SkipReason
+from agentic_lsp.index.build import FileBuild, SameContent, build_for_store, build_unless_same
+from agentic_lsp.index.models import DiscoveredFile, FileRecord, SkipReason
 from agentic_lsp.index.orphans import parse_pool
 
 PROCESS_POOL_MIN_FILES = 400
@@ -26,7 +26,8 @@ MAX_WORKERS = 4
 CHUNK = 4  # files per task: fewer round trips, still an even spread
 WINDOW = 32  # tasks in flight: the workers stay busy, and at most 128 builds wait unread
 
-Built = tuple[DiscoveredFile, FileBuild | SkipReason]
+Outcome = FileBuild | SkipReason | SameContent
+Built = tuple[DiscoveredFile, Outcome]
 
 
 def parse_files(
@@ -34,33 +35,46 @@ def parse_files(
     files: list[DiscoveredFile],
     settings: IndexSettings,
     overlays: Mapping[str, str],
+    records: Mapping[str, FileRecord] | None = None,
 ) -> Iterable[Built]:
-    """``(file, build or skip reason)`` for each of ``files``; editor ``overlays`` are parsed
-    in this thread (their text lives here)."""
+    """``(file, build, skip reason or SameContent)`` for each of ``files``; a file (or buffer)
+    whose text still hashes to its record's content hash is only read, not parsed. Editor
+    ``overlays`` are parsed in this thread (their text lives here)."""
+    known = records or {}
     if len(files) >= PROCESS_POOL_MIN_FILES and not overlays:
         workers = max(1, min(MAX_WORKERS, multiprocessing.cpu_count()))
-        yield from _in_workers(root, files, settings, workers)
+        yield from _in_workers(root, files, settings, workers, known)
         return
     for found in files:
-        yield found, build_file(root, found, settings, overlays.get(found.rel_path))
+        overlay = overlays.get(found.rel_path)
+        yield found, build_unless_same(root, found, settings, overlay, _hash(known, found))
 
 
 def build_chunk(
-    root: Path, files: list[DiscoveredFile], settings: IndexSettings
-) -> list[FileBuild | SkipReason]:
-    """One worker task: the store's builds of a few files."""
-    return [build_for_store(root, found, settings) for found in files]
+    root: Path,
+    files: list[DiscoveredFile],
+    settings: IndexSettings,
+    known: list[str | None] | None = None,
+) -> list[Outcome]:
+    """One worker task: the store's builds of a few files (``known``: their records' hashes)."""
+    hashes = known or [None] * len(files)
+    return [build_for_store(root, f, settings, h) for f, h in zip(files, hashes, strict=True)]
 
 
 def _in_workers(
-    root: Path, files: list[DiscoveredFile], settings: IndexSettings, workers: int
+    root: Path,
+    files: list[DiscoveredFile],
+    settings: IndexSettings,
+    workers: int,
+    known: Mapping[str, FileRecord],
 ) -> Iterator[Built]:
-    in_flight: deque[tuple[list[DiscoveredFile], Future[list[FileBuild | SkipReason]]]] = deque()
+    in_flight: deque[tuple[list[DiscoveredFile], Future[list[Outcome]]]] = deque()
     with parse_pool(workers) as pool:  # no orphans after a kill -9 of the server
         try:
             for start in range(0, len(files), CHUNK):
                 chunk = files[start : start + CHUNK]
-                in_flight.append((chunk, pool.submit(build_chunk, root, chunk, settings)))
+                hashes = [_hash(known, f) for f in chunk]
+                in_flight.append((chunk, pool.submit(build_chunk, root, chunk, settings, hashes)))
                 if len(in_flight) >= WINDOW:
                     yield from _take(in_flight)
             # every task submitted: each worker exits once the tasks are done, not after the
@@ -74,8 +88,13 @@ def _in_workers(
                 future.cancel()
 
 
+def _hash(records: Mapping[str, FileRecord], found: DiscoveredFile) -> str | None:
+    record = records.get(found.rel_path)
+    return None if record is None else record.content_hash
+
+
 def _take(
-    in_flight: deque[tuple[list[DiscoveredFile], Future[list[FileBuild | SkipReason]]]],
+    in_flight: deque[tuple[list[DiscoveredFile], Future[list[Outcome]]]],
 ) -> Iterator[Built]:
     chunk, future = in_flight.popleft()
     yield from zip(chunk, future.result(), strict=True)
