@@ -30,7 +30,9 @@ from agentic_lsp.index.retrieval.search import Searcher, SearchResponse
 from agentic_lsp.index.storage.scoped_opening import open_workspace_store
 from agentic_lsp.index.storage.vector_store import OpenedStore
 from agentic_lsp.index.sync import Watcher
-from agentic_lsp.index.team_index import TeamIndex, import_shared
+from agentic_lsp.index.team_index import import_shared
+from agentic_lsp.index.team_store import drop_unreconciled
+from agentic_lsp.index.team_workspace import TeamIndex
 from agentic_lsp.navigation import Navigation, PreciseNavigation, ReadableFiles
 from agentic_lsp.navigation.call_graph import CallGraphService
 from agentic_lsp.workspace import relative_to_workspace, workspace_cache_dir
@@ -87,6 +89,8 @@ class Engine:
         idx = self.settings.index
         model_id = embedding_model_id(idx.embedding_model)
         import_shared(idx.team_index, self.cache_dir, model_id)  # the team's vectors, if set
+        if not ("team_index" in self.__dict__ and self.team_index.reconciling):
+            drop_unreconciled(self.cache_dir)  # an imported index no sync has checked here
         dim, unavailable = store_dimension(self.settings, self.cache_dir, model_id)
         self._opened = open_workspace_store(idx, self.cache_dir, dim=dim, model_id=model_id)
         if self._opened.recovered_from is not None:
@@ -169,7 +173,9 @@ class Engine:
     @functools.cached_property
     def team_index(self) -> TeamIndex:
         """Import (before :meth:`open`) and export of the team's vectors."""
-        return TeamIndex(self.root, self.settings.index, self.cache_dir, lambda: self.indexer)
+        return TeamIndex(
+            self.root, self.settings, self.cache_dir, lambda: self.indexer, self.close_blocking
+        )
 
     def workflow(self, name: str) -> WorkflowSpec:
         """The named workflow (the workspace's own first, then the shipped ones), read now;

@@ -103,6 +103,7 @@ def test_export_then_import_embeds_only_what_differs(team: Team) -> None:
                 "--export", str(artefact))  # fmt: skip
     assert f"team index written to {artefact}" in done.stderr
     assert "left out 2 path(s)" in done.stderr and "pkg/scratch.py" in done.stderr
+    assert "vectors only, the index itself left out" in done.stderr  # not the commit's index
     meta, hashes = _rows(artefact)
     assert meta["format"] == "agentic-lsp-team-index/1" and meta["commit"] == head
     assert meta["model_id"] == "bundled:all-MiniLM-L6-v2" and meta["files"] == "11"
@@ -226,3 +227,78 @@ def test_a_configured_shared_team_index_is_imported_once_when_it_changes(team: T
     done = _cli(env_d, clone, "--all-vectors", "--json")
     assert "index.team_index" in done.stderr  # the ignored protected key is named
     assert json.loads(done.stdout)["embedded"] > 11
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
+
+
+def _search(env: dict[str, str], root: Path, query: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "agentic_lsp", "search", "-w", str(root), "--functions",
+         "--json", "-k", "20", query],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    return [hit["path"] for hit in json.loads(done.stdout)["results"]] if done.stdout else []
+
+
+def test_a_fresh_clone_opens_the_commits_index_and_parses_only_what_differs(team: Team) -> None:
+    """The commit's whole index travels with a clean export; a clone that changed, removed
+    and added files parses exactly those, and the removed file is never found."""
+    origin, clone, env, tmp = team.origin, team.clone, team.env, team.tmp
+    artefact = tmp / "team.index"
+    done = _cli({**env, "AGENTIC_LSP_CACHE_DIR": str(tmp / "cache-a")}, origin,
+                "--export", str(artefact))  # fmt: skip
+    assert "with the commit's index:" in done.stderr, done.stderr
+    db = sqlite3.connect(artefact)
+    names = {n for (n,) in db.execute("SELECT name FROM store_files")}
+    meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    db.close()
+    assert {"store", "store/meta.json", "index-state"} <= names and int(meta["store_files"]) > 3
+
+    (clone / "pkg" / "mod_3.py").unlink()
+    (clone / "pkg" / "mod_5.py").write_text("def reworked_checkout(cart):\n    return cart\n")
+    (clone / "pkg" / "fresh.py").write_text("def untracked_helper():\n    return 2\n")
+    mine = _files(clone)
+    env_b = {**env, "AGENTIC_LSP_CACHE_DIR": str(tmp / "cache-b")}
+    done = _cli(env_b, clone, "--import", str(artefact), "--json")
+    assert "the commit's index:" in done.stderr, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["parsed"], summary["removed"], summary["files"]) == (2, 1, 12), summary
+    assert summary["rechecked"] == 10  # read and hashed, not parsed: every mtime is new here
+    assert _files(clone) == mine  # the user's files, byte for byte
+    assert not list((tmp / "cache-b").rglob("team-import-pending.json"))
+    assert "pkg/mod_3.py" not in _search(env_b, clone, "handler_3 handle request kind 3")
+    assert "pkg/mod_5.py" in _search(env_b, clone, "reworked_checkout")
+    assert "pkg/fresh.py" in _search(env_b, clone, "untracked_helper")
+    # a restart afterwards: nothing to read again
+    again = json.loads(_cli(env_b, clone, "--json").stdout)
+    assert (again["parsed"], again["rechecked"], again["unchanged"]) == (0, 0, 12), again
+
+    # a workspace with an index keeps it: the artefact's vectors only
+    done = _cli(env_b, clone, "--import", str(artefact))
+    assert "has an index already" in done.stderr
+
+
+def test_work_git_is_told_to_ignore_keeps_the_index_out_of_the_artefact(team: Team) -> None:
+    """A file changed under ``git update-index --assume-unchanged`` (git status calls it
+    clean) is not the commit's: the artefact then carries the vectors alone, and says why."""
+    origin, env, tmp = team.origin, team.env, team.tmp
+    _git(origin, "update-index", "--assume-unchanged", "pkg/mod_1.py")
+    (origin / "pkg" / "mod_1.py").write_text(SECRET_WORK)
+    assert _git(origin, "status", "--porcelain") == ""  # git sees nothing to commit
+    artefact = tmp / "team.index"
+    done = _cli({**env, "AGENTIC_LSP_CACHE_DIR": str(tmp / "cache-a")}, origin,
+                "--export", str(artefact))  # fmt: skip
+    assert "vectors only, the index itself left out" in done.stderr
+    assert "pkg/mod_1.py" in done.stderr
+    db = sqlite3.connect(artefact)
+    tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    db.close()
+    assert "store_files" not in tables and meta["store_files"] == "0"

@@ -144,6 +144,8 @@ def index(args: argparse.Namespace) -> int:
     try:
         with _ProgressBar(enabled=err.is_terminal and not args.json) as bar:
             summary = engine.sync_blocking(bar, embed=embed, background=False)
+            if import_ is not None and not summary.cancelled:
+                engine.team_index.reconciled()  # an imported index now describes these files
             if embed and (args.all_vectors or export) and not summary.cancelled:
                 engine.embed_remaining(summary, bar)
         summary.deferred, summary.functions_pending = engine.vectors_pending()

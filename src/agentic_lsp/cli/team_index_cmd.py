@@ -24,6 +24,19 @@ def import_team_index(engine: Engine, path: Path, console: Console) -> None:
         markup=False,
         soft_wrap=True,
     )
+    if done.store is not None:
+        console.print(
+            f"the commit's index: {done.store.files} files ({done.store.bytes / 1e6:.1f} MB); "
+            "this sync only reads files that match it",
+            markup=False,
+            soft_wrap=True,
+        )
+    elif done.store_left_out:
+        console.print(
+            f"the commit's index was not imported: {done.store_left_out}",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def export_team_index(engine: Engine, path: Path, console: Console) -> None:
@@ -41,6 +54,18 @@ def export_team_index(engine: Engine, path: Path, console: Console) -> None:
         console.print(
             f"left out {len(done.left_out)} path(s) that differ from the commit "
             f"(uncommitted or untracked): {shown}",
+            markup=False,
+            soft_wrap=True,
+        )
+    if done.store is not None:
+        console.print(
+            f"with the commit's index: {done.store.files} files ({done.store.bytes / 1e6:.1f} MB)",
+            markup=False,
+            soft_wrap=True,
+        )
+    elif done.store_left_out:
+        console.print(
+            f"vectors only, the index itself left out: {done.store_left_out}",
             markup=False,
             soft_wrap=True,
         )

@@ -7,9 +7,13 @@ one embedding model (the cache's own key, :mod:`agentic_lsp.index.embedding.cach
 
 What it holds and why:
 
-- Vectors only, no text, paths, symbols or lexical terms. The importing user's index is built
-  from their own files (parsing is the cheap part); a vector is looked up only by the hash of a
-  text that user has, so nothing of a file they do not have reaches their index.
+- The vectors, looked up only by the hash of a text the importing user has, so nothing of a
+  file they do not have reaches their index through them.
+- The commit's whole index (store and state snapshot, :mod:`agentic_lsp.index.team_store`),
+  when the exporter's describes exactly the commit: at 50,000 files parsing is minutes, not
+  the cheap part. A fresh clone (no index yet) opens it and its first sync only reads and
+  hashes its files; nothing serves that store before the sync has removed the files the clone
+  does not have and re-parsed those that differ.
 - Only files identical to the commit: files with uncommitted changes, untracked files and
   unsaved buffers are left out on export (they stay the exporting user's local overlay), so
   the artefact describes the commit and carries nothing of anyone's work in progress.
@@ -32,17 +36,17 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.embedding.cache import CACHE_FILE, EmbeddingCache
-from agentic_lsp.index.embedding.model import embedding_model_id
 from agentic_lsp.index.storage.vector_store import COLLECTIONS, VectorStore
+from agentic_lsp.index.team_store import PackedStore
 
 if TYPE_CHECKING:
-    from agentic_lsp.config import IndexSettings
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +71,8 @@ class ExportSummary:
     vectors: int = 0
     left_out: list[str] = field(default_factory=list)  # paths not identical to the commit
     missing: int = 0  # indexed texts with no vector yet
+    store: PackedStore | None = None  # the commit's index, when it went in
+    store_left_out: str = ""  # why it did not
 
 
 @dataclass
@@ -78,6 +84,8 @@ class ImportSummary:
     added: int = 0  # new in the local cache
     kept: int = 0  # the local cache had them already
     invalid: int = 0  # rows refused (bad hash, size or values)
+    store: PackedStore | None = None  # the commit's index, written here
+    store_left_out: str = ""  # why the artefact's index was not (it has one)
 
 
 # -- which files an artefact may describe ---------------------------------------------------------
@@ -136,8 +144,10 @@ def export_vectors(
     dim: int,
     out: Path,
     version: str,
+    with_store: Callable[[sqlite3.Connection], PackedStore | None] | None = None,
 ) -> ExportSummary:
-    """Write the artefact for ``root``'s committed files to ``out`` (atomically)."""
+    """Write the artefact for ``root``'s committed files to ``out`` (atomically);
+    ``with_store`` adds the index itself to it, or returns None."""
     commit, changed = uncommitted(root)
     skip = set(changed or ())
     hashes, files = _indexed_hashes(store, skip)
@@ -158,6 +168,7 @@ def export_vectors(
                 db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", rows)
                 summary.vectors += len(rows)
             summary.missing = len(hashes) - summary.vectors
+            summary.store = with_store(db) if with_store is not None else None
             meta = {
                 "format": FORMAT,
                 "model_id": model_id,
@@ -167,6 +178,7 @@ def export_vectors(
                 "agentic_lsp": version,
                 "files": str(summary.files),
                 "vectors": str(summary.vectors),
+                "store_files": str(summary.store.files if summary.store else 0),
             }
             db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
             db.commit()
@@ -221,7 +233,7 @@ def _cached_rows(
 # -- import ---------------------------------------------------------------------------------------
 
 
-def _open_artefact(path: Path) -> sqlite3.Connection:
+def open_artefact(path: Path) -> sqlite3.Connection:
     if not path.is_file():
         raise TeamIndexError(f"team index {path} does not exist", "pass the exported file")
     try:
@@ -237,7 +249,7 @@ def _open_artefact(path: Path) -> sqlite3.Connection:
 
 
 def read_meta(path: Path) -> dict[str, str]:
-    db = _open_artefact(path)
+    db = open_artefact(path)
     try:
         meta = {str(k): str(v) for k, v in db.execute("SELECT key, value FROM meta")}
     finally:
@@ -279,7 +291,7 @@ def import_vectors(path: Path, cache_path: Path, model_id: str) -> ImportSummary
         raise TeamIndexError(f"{path} names no valid dimension ({meta.get('dim')!r})")
     summary = ImportSummary(path, model_id, meta.get("commit") or None)
     cache = EmbeddingCache(cache_path, model_id, dim)  # creates or recovers it
-    source = _open_artefact(path)
+    source = open_artefact(path)
     try:
         rows = source.execute("SELECT hash, vec FROM vectors")
         while batch := rows.fetchmany(_CHUNK):
@@ -324,27 +336,3 @@ def import_shared(setting: str | None, cache_dir: Path, model_id: str) -> Import
         path, done.commit or "no commit", done.added, done.kept, done.invalid,
     )  # fmt: skip
     return done
-
-
-class TeamIndex:
-    """A workspace's side of the team index (``Engine.team_index``): import into its embedding
-    cache, export of its index. ``indexer`` opens the index when called (export needs it)."""
-
-    def __init__(
-        self, root: Path, index: IndexSettings, cache_dir: Path, indexer: Callable[[], Any]
-    ) -> None:
-        self.root, self.cache_dir, self._open_index = root, cache_dir, indexer
-        self.model_id = embedding_model_id(index.embedding_model)
-
-    def import_file(self, path: Path) -> ImportSummary:
-        """Before the index opens: the artefact's vectors into the embedding cache."""
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        return import_vectors(path.expanduser(), self.cache_dir / CACHE_FILE, self.model_id)
-
-    def export_file(self, path: Path, version: str) -> ExportSummary:
-        """After a sync with every vector: the committed files' vectors written to ``path``."""
-        indexer = self._open_index()
-        dim = indexer.embedder().dim
-        out = path.expanduser().absolute()
-        cache = self.cache_dir / CACHE_FILE
-        return export_vectors(self.root, indexer.store, cache, self.model_id, dim, out, version)
