@@ -69,6 +69,9 @@ def test_an_import_whose_sync_never_ran_is_dropped_before_anything_opens_it(
     cache = importing.cache_dir
     assert (cache / "store").is_dir() and (cache / PENDING).exists()
 
+    again = _engine(clone, tmp_path / "cache")  # the import run again: it starts over
+    assert again.team_index.import_file(artefact).store is not None
+
     later = _engine(clone, tmp_path / "cache")  # a server, or the next command
     later.open()
     assert later.indexer.records == {}  # started from scratch, the import discarded

@@ -50,6 +50,7 @@ class TeamIndex:
         """Before the index opens: the artefact's vectors into the embedding cache, and its
         index into a workspace that has none (pending until :meth:`reconciled`)."""
         self.cache_dir.mkdir(parents=True, exist_ok=True)
+        team_store.drop_unreconciled(self.cache_dir)  # an interrupted import: start it again
         path = path.expanduser()
         done = import_vectors(path, self.cache_dir / CACHE_FILE, self.model_id)
         db = open_artefact(path)
