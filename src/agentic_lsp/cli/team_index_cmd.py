@@ -15,61 +15,50 @@ if TYPE_CHECKING:
 
 
 def import_team_index(engine: Engine, path: Path, console: Console) -> None:
-    """Before the engine opens: the artefact's vectors into the workspace's embedding cache."""
+    """Before the engine opens: the artefact's vectors into the workspace's embedding cache,
+    and its index into a workspace that has none."""
     done = engine.team_index.import_file(path)
     commit = done.commit[:12] if done.commit else "no commit recorded"
-    console.print(
+    _say(
+        console,
         f"team index {path} ({commit}): {done.added} vectors added, {done.kept} already here"
         + (f", {done.invalid} invalid rows refused" if done.invalid else ""),
-        markup=False,
-        soft_wrap=True,
     )
     if done.store is not None:
-        console.print(
+        _say(
+            console,
             f"the commit's index: {done.store.files} files ({done.store.bytes / 1e6:.1f} MB); "
             "this sync only reads files that match it",
-            markup=False,
-            soft_wrap=True,
         )
     elif done.store_left_out:
-        console.print(
-            f"the commit's index was not imported: {done.store_left_out}",
-            markup=False,
-            soft_wrap=True,
-        )
+        _say(console, f"the commit's index was not imported: {done.store_left_out}")
 
 
 def export_team_index(engine: Engine, path: Path, console: Console) -> None:
-    """After a sync with every vector: the committed files' vectors written to ``path``."""
+    """After a sync with every vector: the committed files' vectors written to ``path``, and
+    the index itself when it is the commit's."""
     done = engine.team_index.export_file(path, __version__)
     commit = done.commit[:12] if done.commit else "not a git repository: every indexed file"
-    console.print(
+    _say(
+        console,
         f"team index written to {done.path}: {done.vectors} vectors of {done.files} files "
         f"({commit}, {done.model_id})",
-        markup=False,
-        soft_wrap=True,
     )
     if done.left_out:
         shown = ", ".join(done.left_out[:5]) + (" …" if len(done.left_out) > 5 else "")
-        console.print(
+        _say(
+            console,
             f"left out {len(done.left_out)} path(s) that differ from the commit "
             f"(uncommitted or untracked): {shown}",
-            markup=False,
-            soft_wrap=True,
         )
     if done.store is not None:
-        console.print(
-            f"with the commit's index: {done.store.files} files ({done.store.bytes / 1e6:.1f} MB)",
-            markup=False,
-            soft_wrap=True,
-        )
+        size = done.store.bytes / 1e6
+        _say(console, f"with the commit's index: {done.store.files} files ({size:.1f} MB)")
     elif done.store_left_out:
-        console.print(
-            f"vectors only, the index itself left out: {done.store_left_out}",
-            markup=False,
-            soft_wrap=True,
-        )
+        _say(console, f"vectors only, the index itself left out: {done.store_left_out}")
     if done.missing:
-        console.print(
-            f"note: {done.missing} indexed texts had no vector yet", markup=False, soft_wrap=True
-        )
+        _say(console, f"note: {done.missing} indexed texts had no vector yet")
+
+
+def _say(console: Console, text: str) -> None:
+    console.print(text, markup=False, soft_wrap=True)

@@ -1,8 +1,9 @@
-"""An index a team builds once: the dense vectors of a commit, exported to one file and imported
-into a fresh clone's embedding cache, so its index embeds only what differs.
+"""An index a team builds once: the dense vectors of a commit (and, when it can, the commit's
+whole index), exported to one file and imported into a fresh clone, so its index parses and
+embeds only what differs.
 
-The artefact is content-addressed: a SQLite file whose rows are ``content hash -> vector`` for
-one embedding model (the cache's own key, :mod:`agentic_lsp.index.embedding.cache`), with a
+The vectors are content-addressed: rows of ``content hash -> vector`` in a SQLite file, for one
+embedding model (the cache's own key, :mod:`agentic_lsp.index.embedding.cache`), with a
 ``meta`` table naming the format, the model, the dimension and the commit it describes.
 
 What it holds and why:
@@ -36,7 +37,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -44,9 +44,6 @@ from agentic_lsp.errors import AgenticError
 from agentic_lsp.index.embedding.cache import CACHE_FILE, EmbeddingCache
 from agentic_lsp.index.storage.vector_store import COLLECTIONS, VectorStore
 from agentic_lsp.index.team_store import PackedStore
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 

@@ -105,6 +105,7 @@ class TeamIndex:
         def with_store(db: sqlite3.Connection) -> PackedStore | None:
             if why_not:
                 return None
+            indexer.store.flush(idle=True)  # sealed: a clone does not load a big segment in RAM
             self._close()  # its files are copied as a closed store leaves them
             return team_store.pack(db, self.cache_dir)
 
