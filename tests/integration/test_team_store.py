@@ -107,8 +107,9 @@ def test_the_importing_sync_removes_what_the_clone_lacks_and_reads_the_rest(
         ("store/files/../../../escaped", 4, None),
         ("store/files/x", 4, (0, b"12345")),  # a part beyond its file's size
         ("store/files/y", -7, None),
+        ("store/meta.json/inside", -1, None),  # a folder inside a file: the OS refuses it
     ],
-    ids=["climbs", "absolute", "climbs-deeper", "part-outside", "bad-size"],
+    ids=["climbs", "absolute", "climbs-deeper", "part-outside", "bad-size", "folder-in-file"],
 )
 def test_a_hostile_store_row_refuses_the_index_and_leaves_nothing(
     artefact: Path,
@@ -132,3 +133,24 @@ def test_a_hostile_store_row_refuses_the_index_and_leaves_nothing(
     assert not (cache / "store").exists() and not (cache / PENDING).exists()
     assert sorted(p.name for p in cache.iterdir()) == ["embeddings.sqlite"]  # the vectors
     assert not list(tmp_path.rglob("escaped")) and not Path("/tmp/escaped").exists()
+
+
+def test_an_unreadable_snapshot_in_the_artefact_leaves_the_state_to_the_store(
+    artefact: Path, clone: Path, tmp_path: Path
+) -> None:
+    damaged = tmp_path / "damaged.index"
+    shutil.copyfile(artefact, damaged)
+    db = sqlite3.connect(damaged)
+    db.execute("DELETE FROM store_parts WHERE name = 'index-state'")
+    db.execute("INSERT INTO store_parts VALUES ('index-state', 0, ?)", (b"{not json\n",))
+    db.commit()
+    db.close()
+    engine = _engine(clone, tmp_path / "cache")
+    assert engine.team_index.import_file(damaged).store is not None
+    assert not (engine.cache_dir / "index-state").exists()  # left out, not trusted
+    engine.open()
+    assert "app/only_upstream.py" in engine.indexer.records  # read from the store instead
+    summary = engine.sync_blocking(embed=False)
+    engine.team_index.reconciled()
+    assert (summary.parsed, summary.removed) == (0, 1)
+    engine.close_blocking()

@@ -148,43 +148,51 @@ def has_store(db: sqlite3.Connection) -> bool:
 
 def unpack(db: sqlite3.Connection, cache_dir: Path) -> PackedStore:
     """Write the artefact's store into ``cache_dir`` (which has none) and mark it pending.
-    Raises ``ValueError`` naming the first bad row; nothing is left behind then."""
+    Raises ``ValueError`` naming the first bad row (``OSError``, ``sqlite3.Error`` as they
+    come); nothing is left behind then."""
     partial = cache_dir / _PARTIAL
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    done = PackedStore()
     try:
-        sizes = dict(db.execute("SELECT name, size FROM store_files LIMIT ?", (MAX_FILES + 1,)))
-        if len(sizes) > MAX_FILES or STORE not in sizes:
-            raise ValueError("the store's file list is empty or too long")
-        for name, size in sizes.items():
-            target = _target(partial, name)
-            if size == -1:
-                target.mkdir(parents=True, exist_ok=True)
-            elif isinstance(size, int) and size >= 0:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with open(target, "wb") as fh:
-                    fh.truncate(size)
-                done.files += 1
-            else:
-                raise ValueError(f"bad size for {name!r}")
-        for name, offset, data in db.execute("SELECT name, offset, data FROM store_parts"):
-            size = sizes.get(name)
-            if not isinstance(data, bytes) or not isinstance(offset, int) or size in (None, -1):
-                raise ValueError(f"bad part of {name!r}")
-            if offset < 0 or offset + len(data) > size:
-                raise ValueError(f"a part of {name!r} lies outside its size")
-            with open(_target(partial, name), "r+b") as fh:
-                fh.seek(offset)
-                fh.write(data)
-            done.bytes += len(data)
-        # the marker first: a store in place without it would be served unreconciled
-        (cache_dir / PENDING).write_text(json.dumps({"files": done.files}), encoding="utf-8")
-        for name in (STORE, SNAPSHOT_NAME):
-            if (partial / name).exists():
-                os.replace(partial / name, cache_dir / name)
+        return _unpack(db, cache_dir, partial)
+    except BaseException:
+        _discard(cache_dir)
+        raise
     finally:
         shutil.rmtree(partial, ignore_errors=True)
+
+
+def _unpack(db: sqlite3.Connection, cache_dir: Path, partial: Path) -> PackedStore:
+    done = PackedStore()
+    sizes = dict(db.execute("SELECT name, size FROM store_files LIMIT ?", (MAX_FILES + 1,)))
+    if len(sizes) > MAX_FILES or STORE not in sizes:
+        raise ValueError("the store's file list is empty or too long")
+    for name, size in sizes.items():
+        target = _target(partial, name)
+        if size == -1:
+            target.mkdir(parents=True, exist_ok=True)
+        elif isinstance(size, int) and size >= 0:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as fh:
+                fh.truncate(size)
+            done.files += 1
+        else:
+            raise ValueError(f"bad size for {name!r}")
+    for name, offset, data in db.execute("SELECT name, offset, data FROM store_parts"):
+        size = sizes.get(name)
+        if not isinstance(data, bytes) or not isinstance(offset, int) or size in (None, -1):
+            raise ValueError(f"bad part of {name!r}")
+        if offset < 0 or offset + len(data) > size:
+            raise ValueError(f"a part of {name!r} lies outside its size")
+        with open(_target(partial, name), "r+b") as fh:
+            fh.seek(offset)
+            fh.write(data)
+        done.bytes += len(data)
+    # the marker first: a store in place without it would be served unreconciled
+    (cache_dir / PENDING).write_text(json.dumps({"files": done.files}), encoding="utf-8")
+    for name in (STORE, SNAPSHOT_NAME):
+        if (partial / name).exists():
+            os.replace(partial / name, cache_dir / name)
     return done
 
 
@@ -201,13 +209,18 @@ def adopt_snapshot(cache_dir: Path, identity: dict[str, object]) -> None:
     if not path.is_file():
         return
     tmp = path.with_name(f".{SNAPSHOT_NAME}.import")
-    with open(path, "rb") as src, open(tmp, "wb") as dst:
-        header = json.loads(src.readline())
-        header["identity"] = identity
-        dst.write(json.dumps(header, separators=(",", ":")).encode("ascii") + b"\n")
-        shutil.copyfileobj(src, dst, 1 << 20)
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    try:
+        with open(path, "rb") as src, open(tmp, "wb") as dst:
+            header = json.loads(src.readline())
+            header["identity"] = identity
+            dst.write(json.dumps(header, separators=(",", ":")).encode("ascii") + b"\n")
+            shutil.copyfileobj(src, dst, 1 << 20)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except (ValueError, TypeError, OSError) as exc:  # the state is then read from the store
+        log.warning("the imported index state snapshot is unusable (%s): left out", exc)
+        tmp.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
 
 
 def drop_unreconciled(cache_dir: Path) -> bool:
@@ -219,10 +232,16 @@ def drop_unreconciled(cache_dir: Path) -> bool:
         "the team index imported here was not checked against this workspace's files (its "
         "first sync did not finish): indexing from scratch"
     )
-    shutil.rmtree(cache_dir / STORE, ignore_errors=True)
-    (cache_dir / SNAPSHOT_NAME).unlink(missing_ok=True)
-    (cache_dir / PENDING).unlink(missing_ok=True)
+    _discard(cache_dir)
     return True
+
+
+def _discard(cache_dir: Path) -> None:
+    """Remove an imported store, its snapshot and its marker (the marker last)."""
+    if (cache_dir / PENDING).exists():
+        shutil.rmtree(cache_dir / STORE, ignore_errors=True)
+        (cache_dir / SNAPSHOT_NAME).unlink(missing_ok=True)
+        (cache_dir / PENDING).unlink(missing_ok=True)
 
 
 def reconciled(cache_dir: Path) -> None:

@@ -62,7 +62,7 @@ class TeamIndex:
                 return done
             try:
                 done.store = team_store.unpack(db, self.cache_dir)
-            except (ValueError, sqlite3.DatabaseError) as exc:
+            except (ValueError, OSError, sqlite3.Error) as exc:
                 raise TeamIndexError(
                     f"{path}: its index is damaged ({exc}); nothing of it was kept",
                     "export it again; `index --import` of its vectors alone works meanwhile",
