@@ -8,6 +8,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -99,23 +100,37 @@ def test_the_importing_sync_removes_what_the_clone_lacks_and_reads_the_rest(
     engine.close_blocking()
 
 
+BOMB = zlib.compress(bytes(1 << 20))  # a megabyte of zeros, in about a kilobyte
+
+
 @pytest.mark.parametrize(
     "row",
     [
         ("store/../../escaped", 4, None),
         ("/tmp/escaped", 4, None),
         ("store/files/../../../escaped", 4, None),
-        ("store/files/x", 4, (0, b"12345")),  # a part beyond its file's size
+        ("store/files/x", 4, (0, 5, zlib.compress(b"12345"))),  # beyond its file's size
         ("store/files/y", -7, None),
         ("store/meta.json/inside", -1, None),  # a folder inside a file: the OS refuses it
+        ("store/files/z", 1 << 20, (0, 10, BOMB)),  # inflates past its length
+        ("store/files/w", 8, (0, 8, b"not zlib")),
     ],
-    ids=["climbs", "absolute", "climbs-deeper", "part-outside", "bad-size", "folder-in-file"],
+    ids=[
+        "climbs",
+        "absolute",
+        "climbs-deeper",
+        "part-outside",
+        "bad-size",
+        "folder-in-file",
+        "inflates-further",
+        "not-zlib",
+    ],
 )
 def test_a_hostile_store_row_refuses_the_index_and_leaves_nothing(
     artefact: Path,
     clone: Path,
     tmp_path: Path,
-    row: tuple[str, int, tuple[int, bytes] | None],
+    row: tuple[str, int, tuple[int, int, bytes] | None],
 ) -> None:
     hostile = tmp_path / "hostile.index"
     shutil.copyfile(artefact, hostile)
@@ -123,7 +138,7 @@ def test_a_hostile_store_row_refuses_the_index_and_leaves_nothing(
     db = sqlite3.connect(hostile)
     db.execute("INSERT INTO store_files VALUES (?, ?)", (name, size))
     if part is not None:
-        db.execute("INSERT INTO store_parts VALUES (?, ?, ?)", (name, *part))
+        db.execute("INSERT INTO store_parts VALUES (?, ?, ?, ?)", (name, *part))
     db.commit()
     db.close()
     engine = _engine(clone, tmp_path / "cache")
@@ -142,7 +157,11 @@ def test_an_unreadable_snapshot_in_the_artefact_leaves_the_state_to_the_store(
     shutil.copyfile(artefact, damaged)
     db = sqlite3.connect(damaged)
     db.execute("DELETE FROM store_parts WHERE name = 'index-state'")
-    db.execute("INSERT INTO store_parts VALUES ('index-state', 0, ?)", (b"{not json\n",))
+    garbage = b"{not json\n"
+    db.execute(
+        "INSERT INTO store_parts VALUES ('index-state', 0, ?, ?)",
+        (len(garbage), zlib.compress(garbage)),
+    )
     db.commit()
     db.close()
     engine = _engine(clone, tmp_path / "cache")

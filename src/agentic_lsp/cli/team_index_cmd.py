@@ -52,8 +52,12 @@ def export_team_index(engine: Engine, path: Path, console: Console) -> None:
             f"(uncommitted or untracked): {shown}",
         )
     if done.store is not None:
-        size = done.store.bytes / 1e6
-        _say(console, f"with the commit's index: {done.store.files} files ({size:.1f} MB)")
+        size, stored = done.store.bytes / 1e6, done.store.stored / 1e6
+        _say(
+            console,
+            f"with the commit's index: {done.store.files} files "
+            f"({size:.1f} MB, {stored:.1f} MB compressed)",
+        )
     elif done.store_left_out:
         _say(console, f"vectors only, the index itself left out: {done.store_left_out}")
     if done.missing:

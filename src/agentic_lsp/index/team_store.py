@@ -15,10 +15,12 @@ that still has it and starts cold. So an index never answers with a file its use
 have. The store's files are opened by Qdrant Edge: import artefacts your team's CI writes.
 
 The files are rows of two tables: ``store_files(name, size)`` (a folder has size -1) and
-``store_parts(name, offset, data)``; runs of zeros are left out and stay holes (Qdrant
-preallocates its pages and logs). Names are checked (under ``store/`` or the snapshot, no
-component starting with a dot, so no ``..``), parts must lie within their file, and
-everything is written under a temporary folder first, then moved into place.
+``store_parts(name, offset, length, data)``, ``data`` being ``length`` bytes compressed with
+zlib at level 1 (Django's 266 MB of parts: 73 MB, 2.1 s of CPU); runs of zeros are left out
+and stay holes (Qdrant preallocates its pages and logs). Names are checked (under ``store/``
+or the snapshot, no component starting with a dot, so no ``..``), parts must lie within
+their file and inflate to exactly their length, and everything is written under a temporary
+folder first, then moved into place.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import os
 import re
 import shutil
 import sqlite3
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +54,7 @@ MAX_FILES = 200_000
 class PackedStore:
     files: int = 0
     bytes: int = 0  # what the parts hold (holes left out)
+    stored: int = 0  # the same, compressed: what the artefact holds
 
 
 def exportable(root: Path, store_kind: str, scopes: object, indexed: Iterable[str]) -> str:
@@ -88,7 +92,7 @@ def exportable(root: Path, store_kind: str, scopes: object, indexed: Iterable[st
 def pack(db: sqlite3.Connection, cache_dir: Path) -> PackedStore:
     """Add the closed store and its state snapshot at ``cache_dir`` to the artefact ``db``."""
     db.execute("CREATE TABLE store_files (name TEXT PRIMARY KEY, size INTEGER)")
-    db.execute("CREATE TABLE store_parts (name TEXT, offset INTEGER, data BLOB)")
+    db.execute("CREATE TABLE store_parts (name TEXT, offset INTEGER, length INTEGER, data BLOB)")
     done = PackedStore()
     for path in _walk(cache_dir):
         name = path.relative_to(cache_dir).as_posix()
@@ -101,9 +105,11 @@ def pack(db: sqlite3.Connection, cache_dir: Path) -> PackedStore:
             offset = 0
             while data := fh.read(PART):
                 for start, end in _nonzero_runs(data):
-                    part = (name, offset + start, data[start:end])
-                    db.execute("INSERT INTO store_parts VALUES (?, ?, ?)", part)
+                    packed = zlib.compress(data[start:end], 1)
+                    part = (name, offset + start, end - start, packed)
+                    db.execute("INSERT INTO store_parts VALUES (?, ?, ?, ?)", part)
                     done.bytes += end - start
+                    done.stored += len(packed)
                 offset += len(data)
         done.files += 1
     return done
@@ -178,22 +184,40 @@ def _unpack(db: sqlite3.Connection, cache_dir: Path, partial: Path) -> PackedSto
             done.files += 1
         else:
             raise ValueError(f"bad size for {name!r}")
-    for name, offset, data in db.execute("SELECT name, offset, data FROM store_parts"):
+    parts = db.execute("SELECT name, offset, length, data FROM store_parts")
+    for name, offset, length, packed in parts:
         size = sizes.get(name)
-        if not isinstance(data, bytes) or not isinstance(offset, int) or size in (None, -1):
+        if not (isinstance(offset, int) and isinstance(length, int) and 0 < length <= PART):
             raise ValueError(f"bad part of {name!r}")
-        if offset < 0 or offset + len(data) > size:
-            raise ValueError(f"a part of {name!r} lies outside its size")
+        if size in (None, -1) or offset < 0 or offset + length > size:
+            raise ValueError(f"a part of {name!r} lies outside its file")
+        data = _inflate(packed, length, name)
         with open(_target(partial, name), "r+b") as fh:
             fh.seek(offset)
             fh.write(data)
         done.bytes += len(data)
+        done.stored += len(packed)
     # the marker first: a store in place without it would be served unreconciled
     (cache_dir / PENDING).write_text(json.dumps({"files": done.files}), encoding="utf-8")
     for name in (STORE, SNAPSHOT_NAME):
         if (partial / name).exists():
             os.replace(partial / name, cache_dir / name)
     return done
+
+
+def _inflate(packed: object, length: int, name: str) -> bytes:
+    """``length`` bytes out of ``packed``, never more (a part that inflates further, or to
+    less, is refused)."""
+    if not isinstance(packed, bytes):
+        raise ValueError(f"bad part of {name!r}")
+    inflate = zlib.decompressobj()
+    try:
+        data = inflate.decompress(packed, length)
+    except zlib.error:
+        raise ValueError(f"a part of {name!r} is not zlib data") from None
+    if len(data) != length or not inflate.eof or inflate.unconsumed_tail:
+        raise ValueError(f"a part of {name!r} does not hold its {length} bytes")
+    return data
 
 
 def _target(partial: Path, name: object) -> Path:
