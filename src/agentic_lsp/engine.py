@@ -172,7 +172,8 @@ class Engine:
 
     @functools.cached_property
     def team_index(self) -> TeamIndex:
-        """Import (before :meth:`open`) and export of the team's vectors."""
+        """Import (before :meth:`open`) and export of the team's vectors and, where it can,
+        the commit's whole index."""
         return TeamIndex(
             self.root, self.settings, self.cache_dir, lambda: self.indexer, self.close_blocking
         )
